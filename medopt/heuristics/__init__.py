@@ -1,0 +1,1 @@
+"""Fast methods: closed forms and published heuristics (each returns a MedResult)."""

@@ -1,0 +1,56 @@
+"""Tan & Clarke's closed form for static weighted-precision metrics (P, DCG, SDCG, RBP).
+
+For a metric ``M(X) = sum_i W(i) u(grade(x_i))`` with ``u`` non-decreasing and
+``u(0) = 0``, the difference ``M(A) - M(B)`` is a constant (the judged
+documents) plus, for each unjudged document ``d``, ``(W_A(d) - W_B(d)) u(g_d)``,
+where ``W_X(d)`` is the weight of d's rank in X (0 when d is not in the top k).
+The terms are independent, so each is maximised on its own: the top grade G when
+``W_A(d) > W_B(d)``, grade 0 otherwise.  Doing the same for ``M(B) - M(A)`` and
+taking the larger is the exact maximum; the value is therefore its own upper
+bound.  With the RBP residual the tail adds a constant to each direction.
+"""
+
+from __future__ import annotations
+
+import time
+
+from ..instance import Instance
+from ..result import MedResult, certify
+
+
+def supports(instance: Instance) -> bool:
+    return hasattr(instance.metric, "rank_weights") and not instance.limits
+
+
+def document_weights(instance: Instance) -> tuple[dict, dict]:
+    metric = instance.metric
+    weights_a = dict(zip(instance.a, metric.rank_weights(len(instance.a))))
+    weights_b = dict(zip(instance.b, metric.rank_weights(len(instance.b))))
+    return weights_a, weights_b
+
+
+def closed_form(instance: Instance) -> MedResult:
+    started = time.perf_counter()
+    metric, grading = instance.metric, instance.grading
+    if not supports(instance):
+        from ..errors import MedoptError
+        raise MedoptError(f"method 'closed-form' applies to P, DCG, SDCG and RBP without side constraints, not {metric}")
+    weights_a, weights_b = document_weights(instance)
+    base = sum(w * metric.unit_gain(instance.judgments[d], grading) for d, w in weights_a.items() if d in instance.judgments)
+    base -= sum(w * metric.unit_gain(instance.judgments[d], grading) for d, w in weights_b.items() if d in instance.judgments)
+    top = metric.unit_gain(grading.max_grade, grading)
+    best = None
+    for direction, sign in (("a", 1.0), ("b", -1.0)):
+        assignment = {}
+        value = sign * base
+        for doc in instance.unjudged:
+            gain_difference = sign * (weights_a.get(doc, 0.0) - weights_b.get(doc, 0.0))
+            assignment[doc] = grading.max_grade if gain_difference > 0 else 0
+            value += max(gain_difference, 0.0) * top
+        if instance.residual:
+            value += metric.tail_weight(len(instance.full_a if direction == "a" else instance.full_b))
+        if best is None or value > best[0]:
+            best = (value, direction, assignment)
+    value, direction, assignment = best
+    return certify(instance, assignment, direction, upper_bound=value, status="optimal",
+                   method="closed-form", solver=None, started=started, claimed=value)

@@ -1,0 +1,259 @@
+"""TREC run and qrels files (SPEC.md section 6).
+
+Runs:  ``topic Q0 docid rank score runid``  -- ordered as trec_eval orders them:
+score descending, ties by docid descending (strcmp); the rank column is checked
+but ignored unless ``honour_rank=True``.
+Qrels: ``topic iteration docid grade``  -- ``#`` comment lines are skipped.
+
+Every malformed input raises :class:`InputFormatError` naming the file and line.
+Files whose first bytes are the gzip magic number are decompressed transparently.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import math
+import numbers
+import os
+import re
+import tempfile
+import zlib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from medopt.errors import InputFormatError, MedoptError
+
+_INT = re.compile(r"[+-]?[0-9]+")
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_RUN_COLUMNS = "expected 6 columns (topic Q0 docid rank score runid), found {}"
+_QRELS_COLUMNS = "expected 4 columns (topic iteration docid grade), found {}"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One TREC run: ``rankings`` maps topic -> docids, best first."""
+
+    name: str
+    path: str
+    rankings: dict[str, tuple[str, ...]]
+
+
+@dataclass
+class TopicReport:
+    """Topics of two runs: in both, only in the first, only in the second."""
+
+    common: list[str]
+    only_a: list[str]
+    only_b: list[str]
+
+
+# ---------------------------------------------------------------------------
+# reading
+
+
+def _fields(path: str | os.PathLike) -> Iterator[tuple[int, list[str]]]:
+    """Yield ``(line_number, whitespace-separated fields)`` for each non-blank line."""
+    try:
+        raw = open(path, "rb")
+    except FileNotFoundError:
+        raise InputFormatError(path, None, "no such file") from None
+    except IsADirectoryError:
+        raise InputFormatError(path, None, "is a directory, not a file") from None
+    except OSError as exc:
+        raise InputFormatError(path, None, f"cannot open: {exc.strerror or exc}") from None
+    with raw:
+        stream = gzip.GzipFile(fileobj=raw) if raw.peek(2)[:2] == b"\x1f\x8b" else raw
+        number = 0
+        try:
+            for number, data in enumerate(stream, 1):
+                try:
+                    text = data.decode("utf-8-sig" if number == 1 else "utf-8")
+                except UnicodeDecodeError as exc:
+                    raise InputFormatError(
+                        path, number, f"not valid UTF-8 (bad byte at column {exc.start + 1})"
+                    ) from None
+                fields = text.split()
+                if fields:
+                    yield number, fields
+        except (OSError, EOFError, zlib.error) as exc:
+            raise InputFormatError(path, number + 1, f"corrupt gzip data ({exc})") from None
+
+
+def _score(path, line: int, text: str) -> float:
+    value = float(text) if _NUMBER.fullmatch(text) else math.nan
+    if not math.isfinite(value):
+        raise InputFormatError(path, line, f"score {text!r} is not a finite number")
+    return value
+
+
+def _integer(path, line: int, text: str, what: str) -> int:
+    if not _INT.fullmatch(text):
+        raise InputFormatError(path, line, f"{what} {text!r} is not an integer")
+    return int(text)
+
+
+def _trec_eval_order(entries: list[tuple[str, float, int]], honour_rank: bool) -> tuple[str, ...]:
+    """Sort ``(docid, score, rank)`` entries: score desc, docid desc (or rank first)."""
+    entries = sorted(entries, key=lambda e: e[0], reverse=True)  # docid descending
+    if honour_rank:
+        entries.sort(key=lambda e: (e[2], -e[1]))  # stable: keeps docid order on ties
+    else:
+        entries.sort(key=lambda e: -e[1])
+    return tuple(e[0] for e in entries)
+
+
+def _stem(path) -> str:
+    name = Path(path).name
+    if name.endswith(".gz"):
+        name = name[:-3]
+    return Path(name).stem or name
+
+
+def read_run(path: str | os.PathLike, *, honour_rank: bool = False) -> Run:
+    """Read a TREC run file; see the module docstring for the ordering rule."""
+    seen: dict[str, dict[str, tuple[int, float, int]]] = {}  # topic -> docid -> (line, score, rank)
+    runids: set[str] = set()
+    for line, fields in _fields(path):
+        if len(fields) != 6:
+            raise InputFormatError(path, line, _RUN_COLUMNS.format(len(fields)))
+        topic, _q0, docid, rank_text, score_text, runid = fields
+        rank = _integer(path, line, rank_text, "rank")
+        score = _score(path, line, score_text)
+        docs = seen.setdefault(topic, {})
+        if docid in docs:
+            raise InputFormatError(
+                path, line,
+                f"duplicate docid {docid!r} in topic {topic!r} (first on line {docs[docid][0]})",
+            )
+        docs[docid] = (line, score, rank)
+        runids.add(runid)
+    if not seen:
+        raise InputFormatError(path, None, "empty run file (no lines)")
+    rankings = {
+        topic: _trec_eval_order([(d, s, r) for d, (_, s, r) in docs.items()], honour_rank)
+        for topic, docs in seen.items()
+    }
+    name = next(iter(runids)) if len(runids) == 1 else _stem(path)
+    return Run(name=name, path=str(path), rankings=rankings)
+
+
+def read_qrels(path: str | os.PathLike) -> dict[str, dict[str, int]]:
+    """Read TREC qrels: topic -> docid -> grade (negative grades kept as they are).
+
+    An empty qrels file (or one with only comments) gives ``{}``: no judgments.
+    """
+    qrels: dict[str, dict[str, int]] = {}
+    first_line: dict[tuple[str, str], int] = {}
+    for line, fields in _fields(path):
+        if fields[0].startswith("#"):
+            continue
+        if len(fields) != 4:
+            raise InputFormatError(path, line, _QRELS_COLUMNS.format(len(fields)))
+        topic, _iteration, docid, grade_text = fields
+        grade = _integer(path, line, grade_text, "grade")
+        grades = qrels.setdefault(topic, {})
+        if docid in grades:
+            if grades[docid] != grade:
+                raise InputFormatError(
+                    path, line,
+                    f"topic {topic!r} docid {docid!r} has grade {grade} here but grade "
+                    f"{grades[docid]} on line {first_line[topic, docid]}",
+                )
+            continue
+        grades[docid] = grade
+        first_line[topic, docid] = line
+    return qrels
+
+
+# ---------------------------------------------------------------------------
+# topics
+
+
+def sort_topics(topics) -> list[str]:
+    """Topics sorted numerically if all are integers, else in string order."""
+    topics = list(topics)
+    if all(_INT.fullmatch(t) for t in topics):
+        return sorted(topics, key=lambda t: (int(t), t))
+    return sorted(topics)
+
+
+def pair_topics(run_a: Run, run_b: Run) -> TopicReport:
+    """Which topics the two runs share and which appear in only one of them."""
+    a, b = set(run_a.rankings), set(run_b.rankings)
+    return TopicReport(
+        common=sort_topics(a & b),
+        only_a=sort_topics(a - b),
+        only_b=sort_topics(b - a),
+    )
+
+
+# ---------------------------------------------------------------------------
+# writing
+
+
+def _check_token(value: str, what: str) -> str:
+    if not isinstance(value, str) or not value or len(value.split()) != 1 or value != value.strip():
+        raise MedoptError(f"{what} {value!r} must be a non-empty string without whitespace")
+    return value
+
+
+def _write_atomic(path: str | os.PathLike, lines: Iterator[str]) -> None:
+    """Write lines to a temp file beside ``path`` then rename it into place."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as raw:
+            if path.name.endswith(".gz"):
+                out = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0)
+            else:
+                out = raw
+            with io.TextIOWrapper(out, encoding="utf-8", newline="\n") as text:
+                text.writelines(lines)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def write_run(path: str | os.PathLike, rankings: Mapping[str, Sequence[str]], name: str) -> None:
+    """Write a TREC run that :func:`read_run` reads back exactly.
+
+    Ranks are 1.., scores are distinct integers decreasing down the ranking.
+    Topics with an empty ranking cannot be expressed in the format and are omitted.
+    """
+    _check_token(name, "run name")
+    for topic, docs in rankings.items():
+        _check_token(topic, "topic")
+        for docid in docs:
+            _check_token(docid, "docid")
+        if len(set(docs)) != len(docs):
+            raise MedoptError(f"topic {topic!r}: ranking has duplicate docids")
+
+    def lines() -> Iterator[str]:
+        for topic in sort_topics(rankings):
+            docs = rankings[topic]
+            for i, docid in enumerate(docs):
+                yield f"{topic} Q0 {docid} {i + 1} {len(docs) - i} {name}\n"
+
+    _write_atomic(path, lines())
+
+
+def write_qrels(path: str | os.PathLike, qrels: Mapping[str, Mapping[str, int]]) -> None:
+    """Write TREC qrels (``topic 0 docid grade``) atomically; ``.gz`` if the path says so."""
+    for topic, grades in qrels.items():
+        if _check_token(topic, "topic").startswith("#"):
+            raise MedoptError(f"topic {topic!r} would be read back as a comment line")
+        for docid, grade in grades.items():
+            _check_token(docid, "docid")
+            if not isinstance(grade, numbers.Integral) or isinstance(grade, bool):
+                raise MedoptError(f"topic {topic!r} docid {docid!r}: grade {grade!r} is not an int")
+
+    def lines() -> Iterator[str]:
+        for topic in sort_topics(qrels):
+            for docid, grade in qrels[topic].items():
+                yield f"{topic} 0 {docid} {int(grade)}\n"
+
+    _write_atomic(path, lines())

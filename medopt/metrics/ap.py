@@ -1,0 +1,52 @@
+"""SSP@k (Tan & Clarke's "MAP"), AP@k (trec_eval) and AP(norm=min)@k (Sakai)."""
+
+from __future__ import annotations
+
+from .base import Metric, Param, count_relevant, positive_int, register
+from .precision import REL
+
+
+def sum_of_precisions(relevant: list[bool]) -> float:
+    found, total = 0, 0.0
+    for rank, is_rel in enumerate(relevant, start=1):
+        if is_rel:
+            found += 1
+            total += found / rank
+    return total
+
+
+@register
+class SSP(Metric):
+    family = "SSP"
+    PARAMS = {"rel": REL}
+    needs_cutoff = True
+    binary = True
+    doc = "SSP@k = (1/k) sum_{i<=k} b_i P@i"
+
+    def score(self, ranking, grades, grading) -> float:
+        relevant = [self.is_relevant(g) for g in self.grades_of(ranking, grades)]
+        return sum_of_precisions(relevant) / self.cutoff
+
+
+@register
+class AP(Metric):
+    family = "AP"
+    PARAMS = {
+        "rel": REL,
+        "norm": Param(str, "R", lambda v: v in ("R", "min"), "R (trec_eval) or min (min(k, R), Sakai)"),
+    }
+    recall_based = True
+    binary = True
+    doc = "AP@k = (1/R) sum_{i<=k} b_i P@i; norm=min divides by min(k, R)"
+
+    def normaliser(self, relevant_count: int) -> int:
+        if self.p("norm") == "min" and self.cutoff is not None:
+            return min(self.cutoff, relevant_count)
+        return relevant_count
+
+    def score(self, ranking, grades, grading) -> float:
+        denominator = self.normaliser(count_relevant(grades, self))
+        if denominator == 0:
+            return 0.0
+        relevant = [self.is_relevant(g) for g in self.grades_of(ranking, grades)]
+        return sum_of_precisions(relevant) / denominator

@@ -1,0 +1,186 @@
+"""Metric values, gain models and the registry of metric families.
+
+A metric is a value (ir_measures style): a family name, declared parameters with
+defaults, and an optional cutoff ``@k``.  ``str(metric)`` is the canonical form,
+with default parameters omitted.  Scoring lives on the family class; every
+score follows SPEC.md section 3 literally, with no shortcut shared with the
+optimisation models, so that it can serve as the independent re-scorer of
+certificates.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Callable, ClassVar, Mapping, Sequence
+
+from ..errors import MedoptError
+
+Grades = Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class Grading:
+    """How grades become gains: the top grade ``G`` and an optional explicit gain map.
+
+    ``gains`` maps grade -> gain (a non-decreasing map with gain(0) = 0).  When it is
+    None each metric family uses its SPEC default (``g`` for the DCG family and RBP,
+    ``(2^g - 1) / 2^G`` for ERR).  Grades above ``G`` are capped at ``G``; grades
+    at or below 0 have gain 0.
+    """
+
+    max_grade: int = 1
+    gains: Mapping[int, float] | None = None
+
+    def __post_init__(self):
+        if not isinstance(self.max_grade, int) or isinstance(self.max_grade, bool) or self.max_grade < 1:
+            raise MedoptError(f"max_grade must be an integer >= 1, got {self.max_grade!r}")
+        if self.gains is not None:
+            check_gain_map(self.gains, self.max_grade)
+
+    def cap(self, grade: int) -> int:
+        return min(grade, self.max_grade)
+
+    def explicit_gain(self, grade: int) -> float | None:
+        if self.gains is None:
+            return None
+        grade = self.cap(grade)
+        return 0.0 if grade <= 0 else float(self.gains[grade])
+
+
+def check_gain_map(gains: Mapping[int, float], max_grade: int) -> None:
+    try:
+        values = [float(gains.get(g, math.nan)) for g in range(0, max_grade + 1)]
+    except (TypeError, ValueError, AttributeError):
+        raise MedoptError(f"gains must map each grade 0..{max_grade} to a number, got {gains!r}") from None
+    if any(math.isnan(v) or math.isinf(v) for v in values[1:]):
+        missing = [g for g in range(1, max_grade + 1) if g not in gains]
+        raise MedoptError(f"gains must give a finite gain for every grade 1..{max_grade}; missing or bad: {missing or gains}")
+    if 0 in gains and float(gains[0]) != 0.0:
+        raise MedoptError("gains must map grade 0 to 0")
+    values[0] = 0.0
+    if any(b < a for a, b in zip(values, values[1:])) or values[-1] <= 0:
+        raise MedoptError(f"gains must be non-decreasing with a positive top gain, got {dict(gains)}")
+
+
+def default_max_grade(grades: Grades | None) -> int:
+    """SPEC 1: the largest grade in the judgments of the topic, and at least 1."""
+    if not grades:
+        return 1
+    return max(1, max(grades.values()))
+
+
+@dataclass(frozen=True)
+class Param:
+    kind: type
+    default: object
+    check: Callable[[object], bool] = lambda v: True
+    doc: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class Metric(ABC):
+    """One metric value: family + parameters + cutoff.  Subclasses define the family."""
+
+    params: tuple[tuple[str, object], ...] = ()
+    cutoff: int | None = None
+
+    family: ClassVar[str] = ""
+    PARAMS: ClassVar[dict[str, Param]] = {}
+    needs_cutoff: ClassVar[bool] = False
+    recall_based: ClassVar[bool] = False
+    binary: ClassVar[bool] = False          # relevance is grade >= rel
+    doc: ClassVar[str] = ""
+
+    # -- value semantics -------------------------------------------------
+    def __post_init__(self):
+        if self.needs_cutoff and self.cutoff is None:
+            from ..errors import MetricSyntaxError
+            raise MetricSyntaxError(f"{self.family} needs a cutoff, e.g. {self.family}@10")
+
+    def p(self, name: str):
+        for key, value in self.params:
+            if key == name:
+                return value
+        return self.PARAMS[name].default
+
+    def __str__(self) -> str:
+        shown = [(k, v) for k, v in self.params if v != self.PARAMS[k].default]
+        text = self.family
+        if shown:
+            text += "(" + ",".join(f"{k}={format_value(v)}" for k, v in shown) + ")"
+        if self.cutoff is not None:
+            text += f"@{self.cutoff}"
+        return text
+
+    __repr__ = __str__
+
+    def __eq__(self, other):
+        return isinstance(other, Metric) and str(self) == str(other)
+
+    def __hash__(self):
+        return hash(str(self))
+
+    # -- scoring ----------------------------------------------------------
+    def depth(self, ranking_length: int) -> int:
+        """Ranks that count: the cutoff, or the whole ranking when there is none."""
+        return ranking_length if self.cutoff is None else min(self.cutoff, ranking_length)
+
+    def is_relevant(self, grade: int) -> bool:
+        return grade >= self.p("rel") if "rel" in self.PARAMS else grade > 0
+
+    def gain(self, grade: int, grading: Grading) -> float:
+        """Gain of a grade: the explicit map if given, else ``g`` (capped at G)."""
+        explicit = grading.explicit_gain(grade)
+        if explicit is not None:
+            return explicit
+        return float(max(0, grading.cap(grade)))
+
+    def top_gain(self, grading: Grading) -> float:
+        return self.gain(grading.max_grade, grading)
+
+    @abstractmethod
+    def score(self, ranking: Sequence[str], grades: Grades, grading: Grading) -> float:
+        """Score of ``ranking`` when the collection's documents have ``grades``.
+
+        Documents of the ranking absent from ``grades`` have grade 0.  For
+        recall-based metrics ``grades`` is the whole collection: every document
+        with a positive grade counts towards R and the ideal gain profile.
+        """
+
+    def grades_of(self, ranking: Sequence[str], grades: Grades) -> list[int]:
+        return [grades.get(doc, 0) for doc in ranking[: self.depth(len(ranking))]]
+
+
+def format_value(value) -> str:
+    if isinstance(value, float):
+        return repr(value) if value != int(value) else f"{value:.1f}"
+    return str(value)
+
+
+REGISTRY: dict[str, type[Metric]] = {}
+
+
+def register(cls: type[Metric]) -> type[Metric]:
+    REGISTRY[cls.family] = cls
+    return cls
+
+
+def ideal_gains(grades: Grades, metric: Metric, grading: Grading) -> list[float]:
+    """Gains of every positive-gain document of the collection, largest first."""
+    gains = (metric.gain(g, grading) for g in grades.values())
+    return sorted((g for g in gains if g > 0), reverse=True)
+
+
+def count_relevant(grades: Grades, metric: Metric) -> int:
+    return sum(1 for g in grades.values() if metric.is_relevant(g))
+
+
+def log2_discount(rank: int) -> float:
+    return 1.0 / math.log2(rank + 1)
+
+
+positive_int = lambda v: isinstance(v, int) and v >= 1
+probability = lambda v: isinstance(v, float) and 0.0 < v < 1.0
+non_negative = lambda v: isinstance(v, float) and math.isfinite(v) and v >= 0.0

@@ -1,0 +1,59 @@
+"""DCG@k, SDCG@k (Tan & Clarke's "nDCG") and nDCG@k (recall-based, Moffat)."""
+
+from __future__ import annotations
+
+from .base import Metric, ideal_gains, log2_discount, register
+
+
+class DotProduct(Metric):
+    """Static weighted-precision metrics: score = sum_i W(i) * unit_gain(grade_i)."""
+
+    def rank_weights(self, depth: int) -> list[float]:
+        return [log2_discount(i) for i in range(1, depth + 1)]
+
+    def unit_gain(self, grade: int, grading) -> float:
+        return self.gain(grade, grading)
+
+    def score(self, ranking, grades, grading) -> float:
+        grades_at = self.grades_of(ranking, grades)
+        weights = self.rank_weights(len(grades_at))
+        return sum(w * self.unit_gain(g, grading) for w, g in zip(weights, grades_at))
+
+
+@register
+class DCG(DotProduct):
+    family = "DCG"
+    doc = "DCG@k = sum_{i<=k} gain_i / log2(i+1)"
+
+
+@register
+class SDCG(DotProduct):
+    family = "SDCG"
+    needs_cutoff = True
+    doc = "SDCG@k = DCG@k / (gain(G) * sum_{i<=k} 1/log2(i+1))"
+
+    def rank_weights(self, depth: int) -> list[float]:
+        scale = sum(log2_discount(i) for i in range(1, self.cutoff + 1))
+        return [log2_discount(i) / scale for i in range(1, depth + 1)]
+
+    def unit_gain(self, grade: int, grading) -> float:
+        return self.gain(grade, grading) / self.top_gain(grading)
+
+
+@register
+class NDCG(Metric):
+    family = "nDCG"
+    recall_based = True
+    doc = "nDCG@k = DCG@k / IDCG@k, IDCG over the collection's positive-gain documents"
+
+    def ideal_dcg(self, grades, grading, depth: int | None = None) -> float:
+        ideal = ideal_gains(grades, self, grading)
+        if depth is None:
+            depth = self.cutoff if self.cutoff is not None else len(ideal)
+        return sum(g * log2_discount(i) for i, g in enumerate(ideal[:depth], start=1))
+
+    def score(self, ranking, grades, grading) -> float:
+        grades_at = self.grades_of(ranking, grades)
+        dcg = sum(self.gain(g, grading) * log2_discount(i) for i, g in enumerate(grades_at, start=1))
+        ideal = self.ideal_dcg(grades, grading)
+        return dcg / ideal if ideal > 0 else 0.0

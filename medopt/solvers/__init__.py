@@ -1,0 +1,1 @@
+"""Exact backends: brute-force enumeration (the oracle), HiGHS and CP-SAT."""

@@ -1,0 +1,48 @@
+"""Brute force over every assignment of grades 0..G to the unjudged documents.
+
+The oracle every exact method is tested against: it shares nothing with the
+models but the metric evaluators.  Only unjudged documents in the top k of
+either list are enumerated: a deeper document does not enter either score, and
+making it relevant could only raise R (or the ideal DCG), which scales both
+scores of a recall-based metric down together and cannot widen the gap.
+
+Size limit: at most ``max_assignments`` (default 250,000) assignments, i.e.
+(G + 1) ** n for n unjudged documents; larger instances raise TooLargeError.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+
+from ..errors import TooLargeError
+from ..instance import Instance
+from ..result import MedResult, certify
+
+DEFAULT_MAX_ASSIGNMENTS = 250_000
+
+
+def enumerate_med(instance: Instance, *, max_assignments: int = DEFAULT_MAX_ASSIGNMENTS) -> MedResult:
+    started = time.perf_counter()
+    docs = instance.unjudged
+    grades = range(instance.max_grade + 1)
+    count = len(grades) ** len(docs)
+    if count > max_assignments:
+        raise TooLargeError(
+            f"method 'enumerate' would try {len(grades)}^{len(docs)} = {count:,} assignments of "
+            f"{len(docs)} unjudged documents, above its limit of {max_assignments:,}; use method='exact'")
+    best = None
+    for values in itertools.product(grades, repeat=len(docs)):
+        assignment = dict(zip(docs, values))
+        if instance.limits and not instance.satisfies_limits(assignment):
+            continue
+        for direction, value in instance.differences(assignment).items():
+            if best is None or value > best[0]:
+                best = (value, direction, assignment)
+    if best is None:
+        from ..errors import MedoptError
+        raise MedoptError("no assignment satisfies the relevance limits")
+    value, direction, assignment = best
+    return certify(instance, assignment, direction, upper_bound=value, status="optimal",
+                   method="enumerate", solver=None, started=started, claimed=value,
+                   details={"assignments": count})
