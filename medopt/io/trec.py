@@ -199,7 +199,7 @@ def _check_token(value: str, what: str) -> str:
     return value
 
 
-def _write_atomic(path: str | os.PathLike, lines: Iterator[str]) -> None:
+def write_atomic(path: str | os.PathLike, lines: Iterator[str]) -> None:
     """Write lines to a temp file beside ``path`` then rename it into place."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -238,7 +238,7 @@ def write_run(path: str | os.PathLike, rankings: Mapping[str, Sequence[str]], na
             for i, docid in enumerate(docs):
                 yield f"{topic} Q0 {docid} {i + 1} {len(docs) - i} {name}\n"
 
-    _write_atomic(path, lines())
+    write_atomic(path, lines())
 
 
 def write_qrels(path: str | os.PathLike, qrels: Mapping[str, Mapping[str, int]]) -> None:
@@ -256,4 +256,4 @@ def write_qrels(path: str | os.PathLike, qrels: Mapping[str, Mapping[str, int]])
             for docid, grade in qrels[topic].items():
                 yield f"{topic} 0 {docid} {int(grade)}\n"
 
-    _write_atomic(path, lines())
+    write_atomic(path, lines())
