@@ -64,3 +64,11 @@ def score(metric, ranking: Sequence[str], grades: Mapping[str, int], *, max_grad
     metric = parse_metric(metric)
     instance = build_instance(metric, ranking, (), grades, max_grade=max_grade, gains=gains)
     return metric.score(instance.full_a, instance.judgments, instance.grading)
+
+
+def _exact(instance, **options):
+    from .solvers.exact import exact
+    return exact(instance, **options)
+
+
+register_method("exact", _exact)

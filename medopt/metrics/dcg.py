@@ -17,7 +17,7 @@ class DotProduct(Metric):
     def score(self, ranking, grades, grading) -> float:
         grades_at = self.grades_of(ranking, grades)
         weights = self.rank_weights(len(grades_at))
-        return sum(w * self.unit_gain(g, grading) for w, g in zip(weights, grades_at))
+        return sum((w * self.unit_gain(g, grading) for w, g in zip(weights, grades_at)), 0.0)
 
 
 @register

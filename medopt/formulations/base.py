@@ -1,0 +1,40 @@
+"""The protocol every formulation module follows (one ``FORMULATION`` object each)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+
+@dataclass(frozen=True)
+class Case:
+    """One fixed denominator of a ratio metric: constraints that fix it, and its value."""
+
+    label: str
+    denominator: float
+    fix: dict  # formulation-specific description of what is fixed
+
+
+class Formulation:
+    """Builds MED models for one metric family.
+
+    ratio = False: ``build(instance, direction)`` is the whole story, its objective
+    is the direction's score difference.
+    ratio = True: the difference is N(x) / D(x).  ``cases(instance)`` lists the
+    possible denominators, and ``build(instance, direction, case=c)`` maximises
+    N / c.denominator subject to D fixed at c; ``build(..., lam=l)`` maximises
+    N - l * D (Dinkelbach), and ``min_denominator`` is the smallest positive D.
+    """
+
+    family_name: str = ""
+    ratio: bool = False
+    strategies: tuple[str, ...] = ("direct",)
+
+    def build(self, instance, direction: str, *, case: Case | None = None, lam: float | None = None):
+        raise TypeError(f"{type(self).__name__} must define build()")
+
+    def cases(self, instance) -> Iterable[Case]:
+        return ()
+
+    def min_denominator(self, instance) -> float:
+        return 1.0

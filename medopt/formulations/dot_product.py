@@ -1,0 +1,40 @@
+"""MED for static weighted-precision metrics P@k, DCG@k, SDCG@k, RBP: a linear program.
+
+max  sign * ( sum_i W(i) u(grade(a_i)) - sum_i W(i) u(grade(b_i)) )  [+ RBP residual tail]
+s.t. the grade-assignment constraints (common.py) and any relevance limits.
+
+W(i) is the metric's rank weight and u its (scaled) gain, so u(grade(d)) is
+linear in x: sum_g u(g) x[d, g].  Without side constraints the LP relaxation
+is integral and this is Tan & Clarke's closed form; with limits it is a MILP.
+"""
+
+from __future__ import annotations
+
+import pyomo.environ as pyo
+
+from .base import Formulation
+from .common import direction_sign, new_model, value_at
+
+
+def weighted_gain_sum(m, instance, ranking):
+    metric, grading = instance.metric, instance.grading
+    weights = metric.rank_weights(len(ranking))
+    return sum(w * value_at(m, instance, d, lambda g: metric.unit_gain(g, grading)) for w, d in zip(weights, ranking))
+
+
+class DotProduct(Formulation):
+    family_name = "dot-product (P, DCG, SDCG, RBP)"
+
+    def build(self, instance, direction, *, case=None, lam=None):
+        m = new_model(instance, direction, "dot-product LP")
+        sign = direction_sign(direction)
+        m.score_a = pyo.Expression(expr=weighted_gain_sum(m, instance, instance.a), doc="M(A), linear in x")
+        m.score_b = pyo.Expression(expr=weighted_gain_sum(m, instance, instance.b), doc="M(B), linear in x")
+        tail = 0.0
+        if instance.residual:
+            tail = instance.metric.tail_weight(len(instance.full_a if direction == "a" else instance.full_b))
+        m.objective = pyo.Objective(expr=sign * (m.score_a - m.score_b) + tail, sense=pyo.maximize)
+        return m
+
+
+FORMULATION = DotProduct()

@@ -1,0 +1,180 @@
+"""One formulation, several solvers: a Pyomo model is compiled once to matrix form
+(Pyomo's LinearStandardFormCompiler) and handed to HiGHS (highspy) or CP-SAT.
+
+Both backends return a :class:`Outcome` in the model's own objective units
+(maximisation): the objective at the integral solution found, a proven upper
+bound, and a status.  Neither is trusted further: callers re-score the
+assignment with the metric evaluators (result.certify).
+
+CP-SAT needs integers.  Every medopt formulation has integer variables and
+integral constraint coefficients; only the objective has real coefficients.
+The backend multiplies them by a scale ``S`` and rounds.  For any feasible
+integral x, ``|S c.x - round(S c).x| <= E = sum_j |S c_j - round(S c_j)| max|x_j|``,
+so the true maximum is at most ``(CP-SAT bound + E) / S``: that is the bound
+reported, and it holds whatever the rounding did.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import MedoptError
+
+SOLVERS = ("highs", "cpsat")
+
+
+@dataclass
+class MatrixModel:
+    """max c.x + offset  s.t.  row_lower <= A x <= row_upper,  lower <= x <= upper, x_j integer where marked."""
+
+    c: np.ndarray
+    offset: float
+    A: "scipy.sparse.csr_matrix"
+    row_lower: np.ndarray
+    row_upper: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    integer: np.ndarray
+    columns: list  # Pyomo VarData, in column order
+
+
+@dataclass
+class Outcome:
+    status: str            # optimal | timeout | infeasible
+    objective: float       # model objective at the (rounded) integral solution; nan without one
+    bound: float           # proven upper bound on the model's maximum (inf when none)
+    values: object | None  # ComponentMap VarData -> value, rounded for integer columns
+    seconds: float
+
+
+def compile_model(model) -> MatrixModel:
+    """Matrix form of a Pyomo model with one maximised linear objective."""
+    from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
+
+    form = LinearStandardFormCompiler().write(model, mixed_form=True, set_sense=-1)  # -1: maximize
+    A = form.A.tocsr()
+    n_rows = A.shape[0]
+    row_lower = np.full(n_rows, -np.inf)
+    row_upper = np.full(n_rows, np.inf)
+    for i, (row, rhs) in enumerate(zip(form.rows, form.rhs)):
+        if row.bound_type >= 0:
+            row_upper[i] = rhs
+        if row.bound_type <= 0:
+            row_lower[i] = rhs
+    columns = list(form.columns)
+    lower = np.array([-np.inf if v.lb is None else v.lb for v in columns], dtype=float)
+    upper = np.array([np.inf if v.ub is None else v.ub for v in columns], dtype=float)
+    integer = np.array([v.is_integer() or v.is_binary() for v in columns], dtype=bool)
+    c = np.asarray(form.c.toarray()).ravel() if form.c.shape[1] else np.zeros(len(columns))
+    offset = float(form.c_offset[0]) if len(form.c_offset) else 0.0
+    return MatrixModel(c, offset, A, row_lower, row_upper, lower, upper, integer, columns)
+
+
+def solve(model, solver: str = "highs", time_limit: float | None = None) -> Outcome:
+    if solver not in SOLVERS:
+        raise MedoptError(f"unknown solver {solver!r}; choose one of {', '.join(SOLVERS)}")
+    matrix = model if isinstance(model, MatrixModel) else compile_model(model)
+    if time_limit is not None and time_limit <= 0:
+        return Outcome("timeout", math.nan, math.inf, None, 0.0)
+    if not matrix.columns:  # nothing to decide (every document judged): the objective is a constant
+        from pyomo.common.collections import ComponentMap
+        return Outcome("optimal", matrix.offset, matrix.offset, ComponentMap(), 0.0)
+    return (solve_highs if solver == "highs" else solve_cpsat)(matrix, time_limit)
+
+
+def _values(matrix: MatrixModel, x) -> tuple[dict, float]:
+    x = np.asarray(x, dtype=float)
+    x = np.where(matrix.integer, np.round(x), x)
+    from pyomo.common.collections import ComponentMap
+
+    return ComponentMap(zip(matrix.columns, x)), float(matrix.c @ x + matrix.offset)
+
+
+def solve_highs(matrix: MatrixModel, time_limit: float | None) -> Outcome:
+    import highspy
+
+    started = time.perf_counter()
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("mip_rel_gap", 0.0)
+    h.setOptionValue("mip_abs_gap", 1e-12)
+    h.setOptionValue("mip_feasibility_tolerance", 1e-9)
+    h.setOptionValue("threads", 1)
+    if time_limit is not None:
+        h.setOptionValue("time_limit", float(time_limit))
+    lp = highspy.HighsLp()
+    n_cols = len(matrix.columns)
+    lp.num_col_, lp.num_row_ = n_cols, matrix.A.shape[0]
+    lp.col_cost_ = matrix.c
+    lp.col_lower_, lp.col_upper_ = matrix.lower, matrix.upper
+    lp.row_lower_, lp.row_upper_ = matrix.row_lower, matrix.row_upper
+    lp.offset_ = matrix.offset
+    lp.sense_ = highspy.ObjSense.kMaximize
+    csc = matrix.A.tocsc()
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = csc.indptr, csc.indices, csc.data
+    lp.integrality_ = [highspy.HighsVarType.kInteger if i else highspy.HighsVarType.kContinuous
+                       for i in matrix.integer]
+    h.passModel(lp)
+    h.run()
+    status = h.getModelStatus()
+    info = h.getInfo()
+    seconds = time.perf_counter() - started
+    if status == highspy.HighsModelStatus.kInfeasible:
+        return Outcome("infeasible", math.nan, -math.inf, None, seconds)
+    has_solution = info.primal_solution_status == 2  # kSolutionStatusFeasible
+    values, objective = _values(matrix, h.getSolution().col_value) if has_solution else (None, math.nan)
+    if status == highspy.HighsModelStatus.kOptimal:
+        bound = info.mip_dual_bound if matrix.integer.any() else info.objective_function_value
+        if not math.isfinite(bound):
+            bound = info.objective_function_value
+        return Outcome("optimal", objective, max(bound, objective), values, seconds)
+    bound = info.mip_dual_bound if matrix.integer.any() else math.inf
+    return Outcome("timeout", objective, bound if math.isfinite(bound) else math.inf, values, seconds)
+
+
+def solve_cpsat(matrix: MatrixModel, time_limit: float | None) -> Outcome:
+    from ortools.sat.python import cp_model
+
+    started = time.perf_counter()
+    if not matrix.integer.all():
+        raise MedoptError("CP-SAT needs integer variables; this model has continuous ones")
+    if not (np.isfinite(matrix.lower).all() and np.isfinite(matrix.upper).all()):
+        raise MedoptError("CP-SAT needs bounded variables")
+    coefficients = matrix.A.data
+    if not np.allclose(coefficients, np.round(coefficients), rtol=0, atol=1e-12):
+        raise MedoptError("CP-SAT needs integral constraint coefficients; this model has others")
+    model = cp_model.CpModel()
+    variables = [model.new_int_var(int(lo), int(hi), f"x{j}") for j, (lo, hi) in
+                 enumerate(zip(matrix.lower, matrix.upper))]
+    A = matrix.A
+    for i in range(A.shape[0]):
+        start, end = A.indptr[i], A.indptr[i + 1]
+        terms = [(int(round(a)), variables[j]) for j, a in zip(A.indices[start:end], A.data[start:end])]
+        lo = -cp_model.INT_MAX if math.isinf(matrix.row_lower[i]) else math.ceil(matrix.row_lower[i] - 1e-9)
+        hi = cp_model.INT_MAX if math.isinf(matrix.row_upper[i]) else math.floor(matrix.row_upper[i] + 1e-9)
+        model.add_linear_constraint(sum(a * v for a, v in terms), lo, hi)
+    magnitude = np.maximum(np.abs(matrix.lower), np.abs(matrix.upper))
+    reach = float(np.abs(matrix.c) @ magnitude) + 1.0
+    scale = min(1e14, 2.0 ** 60 / reach)
+    scaled = np.round(matrix.c * scale)
+    rounding = float(np.abs(matrix.c * scale - scaled) @ magnitude)
+    model.maximize(sum(int(s) * variables[j] for j, s in enumerate(scaled) if s != 0))
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 2
+    if time_limit is not None:
+        solver.parameters.max_time_in_seconds = float(time_limit)
+    status = solver.solve(model)
+    seconds = time.perf_counter() - started
+    if status == cp_model.INFEASIBLE:
+        return Outcome("infeasible", math.nan, -math.inf, None, seconds)
+    values, objective = (_values(matrix, [solver.value(v) for v in variables])
+                         if status in (cp_model.OPTIMAL, cp_model.FEASIBLE) else (None, math.nan))
+    bound = (solver.best_objective_bound + rounding) / scale + matrix.offset
+    if status == cp_model.OPTIMAL:
+        return Outcome("optimal", objective, max(bound, objective), values, seconds)
+    return Outcome("timeout", objective, bound if math.isfinite(bound) else math.inf, values, seconds)

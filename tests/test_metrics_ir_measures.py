@@ -1,0 +1,235 @@
+"""medopt's metric evaluators against ir_measures (and pytrec_eval) on DL-HARD.
+
+Data: the 14 DL-HARD document runs (``shared/data/dl-hard/baselines/doc/*.run``,
+50 topics, depth 1000) and ``dl_hard-doc.qrels`` (grades 0-3), taken as full
+judgments: a document absent from the qrels has grade 0 for every library.  Every
+metric is compared per topic, 14 runs x 50 topics, with tolerance 1e-6 (both sides
+are exact floats) except ERR, whose reference prints 5 decimals.
+
+Ranking order.  medopt ranks a topic as trec_eval does (``read_run``: score
+descending, ties by docid descending).  ir_measures' providers do not agree on ties
+(checked on ``bm25+parade-electra.run``, which has many):
+
+- pytrec_eval (trec_eval inside): score descending, ties by docid descending;
+- msmarco (its ``RR@k``): score descending, ties by docid *ascending*;
+- cwl_eval: a stable sort on score alone, so ties keep the input order;
+- gdeval: score descending, ties by docid descending.
+
+So every library is fed the same order: the run as ``read_run`` orders it, with its
+scores rewritten to ``n - i`` (no ties).  ``test_tied_scores_follow_trec_eval``
+feeds pytrec_eval the original tied scores instead, which checks ``read_run``'s tie
+order against trec_eval's, and ``test_tie_order_matters`` shows that this check can fail.
+
+Metrics and how the definitions map (ir_measures measure -> provider -> medopt call):
+
+======================  ===========  =============================================================
+ir_measures             provider     medopt
+======================  ===========  =============================================================
+P@5, P@10, P@20         pytrec_eval  ``P@k`` (same: relevant iff grade >= 1, divided by k)
+RR                      pytrec_eval  ``RR`` (whole ranking)
+RR@10                   msmarco      ``RR@10``
+nDCG@10/@20/@100, nDCG  pytrec_eval  ``nDCG@k`` / ``nDCG``: same definition (gain = grade, ideal
+                                     over all the topic's judged docs, whole ranking when no @k)
+AP@100, AP              pytrec_eval  ``AP@100`` / ``AP`` (R = all relevant judged docs, not min(k, R))
+ERR@20                  gdeval       ``ERR@20`` with ``max_grade=4``.  gdeval.pl (TREC Web 2010)
+                                     uses gain (2^g - 1) / 2^4 with a fixed MAX_JUDGMENT = 4,
+                                     whatever the collection; medopt's default is
+                                     (2^g - 1) / 2^G with G the topic's top grade (3 or less here),
+                                     so its default ERR is larger.  Grades here are <= 3, so
+                                     ``max_grade=4`` caps nothing.  gdeval prints 5 decimals:
+                                     tolerance 5e-6 (+1e-9).  gdeval skips topics with no
+                                     positive grade (none here).
+RBP(p=.., rel=r)        cwl_eval     ``RBP(p=..)`` with ``max_grade=3`` and
+                                     ``gains={g: 1 if g >= r else 0}``.  ir_measures' RBP is binary
+                                     when ``rel`` is given (gain 1 iff grade >= rel) and graded when
+                                     it is not; only trectools computes graded RBP (not a test
+                                     dependency; it also averages over tied scores), and cwl_eval,
+                                     the provider used here, requires ``rel``.  medopt's default is
+                                     graded, gain(g) / gain(G) = g / G; the binary gain map with
+                                     top gain 1 reproduces ir_measures' binary RBP.  cwl_eval scores
+                                     the first 1000 ranks with weights renormalised over them,
+                                     (1-p) p^(i-1) / (1 - p^1000): a relative change below 1e-22
+                                     for p <= 0.95.  medopt's graded RBP is checked against
+                                     trec_eval's rbp in test_metrics_trec_eval.py.
+SDCG(max_rel=3)@10/@20  cwl_eval     ``SDCG@k`` with ``max_grade=3``: both are DCG@k with gains
+                                     g / max_rel over the DCG of k top-grade documents.  medopt's
+                                     default G is the topic's top grade, which is below 3 for
+                                     some topics, so G must be given.
+======================  ===========  =============================================================
+
+Not compared: Judged@k and the other measures that depend on which documents are
+judged; DCG, SSP, AP(norm=min) and Q, which no provider computes.
+
+cwl_eval is not a dependency of ir_measures: without it (``pip install cwl-eval``)
+the RBP and SDCG comparisons skip; without perl the ERR comparison skips.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import medopt
+
+ir_measures = pytest.importorskip("ir_measures")
+pytrec_eval = pytest.importorskip("pytrec_eval")
+trec = pytest.importorskip("medopt.io.trec", reason="medopt.io.trec (read_run/read_qrels) not available")
+
+from ir_measures import AP, ERR, P, RBP, RR, SDCG, nDCG  # noqa: E402
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DL_HARD = DATA / "dl-hard"
+RUNS_DIR = DL_HARD / "baselines" / "doc"
+QRELS = DL_HARD / "dl_hard-doc.qrels"
+
+EXACT = 1e-6
+GDEVAL = 5e-6 + 1e-9
+TOPICS = 50
+
+
+def binary_gains(rel: int, top: int = 3) -> dict[int, float]:
+    return {g: (1.0 if g >= rel else 0.0) for g in range(top + 1)}
+
+
+# (ir_measures measure, provider, medopt metric, medopt keyword arguments, tolerance)
+CASES = [
+    (P @ 5, "pytrec_eval", "P@5", {}, EXACT),
+    (P @ 10, "pytrec_eval", "P@10", {}, EXACT),
+    (P @ 20, "pytrec_eval", "P@20", {}, EXACT),
+    (RR, "pytrec_eval", "RR", {}, EXACT),
+    (RR @ 10, "msmarco", "RR@10", {}, EXACT),
+    (nDCG @ 10, "pytrec_eval", "nDCG@10", {}, EXACT),
+    (nDCG @ 20, "pytrec_eval", "nDCG@20", {}, EXACT),
+    (nDCG @ 100, "pytrec_eval", "nDCG@100", {}, EXACT),
+    (nDCG, "pytrec_eval", "nDCG", {}, EXACT),
+    (AP @ 100, "pytrec_eval", "AP@100", {}, EXACT),
+    (AP, "pytrec_eval", "AP", {}, EXACT),
+    (ERR @ 20, "gdeval", "ERR@20", {"max_grade": 4}, GDEVAL),
+    (RBP(p=0.8, rel=1), "cwl_eval", "RBP(p=0.8)", {"max_grade": 3, "gains": binary_gains(1)}, EXACT),
+    (RBP(p=0.95, rel=1), "cwl_eval", "RBP(p=0.95)", {"max_grade": 3, "gains": binary_gains(1)}, EXACT),
+    (RBP(p=0.8, rel=2), "cwl_eval", "RBP(p=0.8)", {"max_grade": 3, "gains": binary_gains(2)}, EXACT),
+    (RBP(p=0.95, rel=3), "cwl_eval", "RBP(p=0.95)", {"max_grade": 3, "gains": binary_gains(3)}, EXACT),
+    (SDCG(max_rel=3) @ 10, "cwl_eval", "SDCG@10", {"max_grade": 3}, EXACT),
+    (SDCG(max_rel=3) @ 20, "cwl_eval", "SDCG@20", {"max_grade": 3}, EXACT),
+]
+
+
+def provider(name: str):
+    prov = ir_measures.providers.registry[name]
+    if not prov.is_available():
+        pytest.skip(f"ir_measures provider {name} not available: {prov.install_instructions()}")
+    return prov
+
+
+@pytest.fixture(scope="module")
+def dl_hard():
+    """qrels and every run: {name: rankings in read_run (trec_eval) order}."""
+    if not QRELS.exists() or not RUNS_DIR.exists():
+        pytest.skip(f"shared data absent: {DL_HARD} (tests compare against ../shared/data)")
+    qrels = trec.read_qrels(QRELS)
+    runs = {path.name: trec.read_run(path).rankings for path in sorted(RUNS_DIR.glob("*.run"))}
+    assert len(runs) == 14 and len(qrels) == TOPICS
+    return qrels, runs
+
+
+def untied(rankings) -> dict[str, dict[str, float]]:
+    """The rankings as an ir_measures run whose scores (n - i) have no ties."""
+    return {topic: {doc: float(len(docs) - i) for i, doc in enumerate(docs)} for topic, docs in rankings.items()}
+
+
+@pytest.fixture(scope="module")
+def reference(dl_hard):
+    """(measure, run name, topic) -> ir_measures value, one evaluation per provider and run."""
+    qrels, runs = dl_hard
+    by_provider: dict[str, list] = {}
+    for measure, name, *_ in CASES:
+        by_provider.setdefault(name, []).append(measure)
+    values: dict[tuple, float] = {}
+    for name, measures in by_provider.items():
+        prov = ir_measures.providers.registry[name]
+        if not prov.is_available():
+            continue
+        evaluator = prov.evaluator(measures, qrels)
+        for run_name, rankings in runs.items():
+            for metric in evaluator.iter_calc(untied(rankings)):
+                values[str(metric.measure), run_name, metric.query_id] = metric.value
+    return values
+
+
+@pytest.mark.parametrize("measure, provider_name, metric, kwargs, tol", CASES, ids=[str(c[0]) for c in CASES])
+def test_per_topic_against_ir_measures(measure, provider_name, metric, kwargs, tol, dl_hard, reference):
+    provider(provider_name)
+    assert provider_name in ir_measures.providers.registry and ir_measures.providers.registry[provider_name].supports(measure)
+    qrels, runs = dl_hard
+    mismatches, count = [], 0
+    for run_name, rankings in runs.items():
+        for topic, ranking in rankings.items():
+            theirs = reference[str(measure), run_name, topic]
+            ours = medopt.score(metric, ranking, qrels[topic], **kwargs)
+            count += 1
+            if not abs(ours - theirs) <= tol:
+                mismatches.append(f"{run_name} {topic}: medopt {metric} {kwargs} = {ours!r}, {measure} = {theirs!r}")
+    assert count == len(runs) * TOPICS
+    assert not mismatches, f"{len(mismatches)}/{count} differ:\n" + "\n".join(mismatches[:20])
+
+
+# -- tied scores ---------------------------------------------------------------------
+
+TIE_MEASURES = {"P_10": "P@10", "ndcg_cut_10": "nDCG@10", "ndcg_cut_20": "nDCG@20", "map": "AP",
+                "map_cut_100": "AP@100", "recip_rank": "RR"}
+
+
+def original_scores(path: Path) -> dict[str, dict[str, float]]:
+    run: dict[str, dict[str, float]] = {}
+    for line in path.read_text().splitlines():
+        if line.strip():
+            topic, _q0, doc, _rank, score, _tag = line.split()
+            run.setdefault(topic, {})[doc] = float(score)
+    return run
+
+
+def docid_ascending(scores: dict[str, float]) -> tuple[str, ...]:
+    return tuple(sorted(scores, key=lambda doc: (-scores[doc], doc)))
+
+
+TIED_RUNS = ["bm25+parade-electra.run", "bm25+electra-mp.run", "bm25+rm3+bert-mp.run", "bm25+t5-mp(zs).run"]
+
+
+@pytest.mark.parametrize("run_name", TIED_RUNS)
+def test_tied_scores_follow_trec_eval(run_name, dl_hard):
+    """pytrec_eval on the original (tied) scores equals medopt on read_run's order."""
+    qrels, runs = dl_hard
+    scores = original_scores(RUNS_DIR / run_name)
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, set(TIE_MEASURES))
+    results = evaluator.evaluate(scores)
+    mismatches, count = [], 0
+    for topic, values in results.items():
+        for te_name, metric in TIE_MEASURES.items():
+            ours = medopt.score(metric, runs[run_name][topic], qrels[topic])
+            count += 1
+            if not abs(ours - values[te_name]) <= EXACT:
+                mismatches.append(f"{topic} {metric}: medopt {ours!r} pytrec_eval {values[te_name]!r}")
+    assert count == TOPICS * len(TIE_MEASURES)
+    assert not mismatches, "\n".join(mismatches)
+
+
+def test_tie_order_matters(dl_hard):
+    """The tied-score check can fail: breaking ties by ascending docid changes some scores."""
+    qrels, runs = dl_hard
+    scores = original_scores(RUNS_DIR / "bm25+parade-electra.run")
+    ranking = runs["bm25+parade-electra.run"]
+    changed = [topic for topic in ranking
+               if any(medopt.score(m, ranking[topic], qrels[topic]) != medopt.score(m, docid_ascending(scores[topic]), qrels[topic])
+                      for m in ("nDCG@10", "RR", "AP@100"))]
+    assert changed
+
+
+def test_err_needs_gdeval_max_grade(dl_hard):
+    """medopt's default ERR (G = the topic's top grade) differs from gdeval's fixed G = 4."""
+    qrels, runs = dl_hard
+    rankings = runs["bm25.run"]
+    default = [medopt.score("ERR@20", rankings[t], qrels[t]) for t in sorted(rankings)]
+    mapped = [medopt.score("ERR@20", rankings[t], qrels[t], max_grade=4) for t in sorted(rankings)]
+    assert all(d >= m for d, m in zip(default, mapped))
+    assert any(d - m > 1e-3 for d, m in zip(default, mapped))
