@@ -33,6 +33,10 @@ class Formulation:
     def build(self, instance, direction: str, *, case: Case | None = None, lam: float | None = None):
         raise TypeError(f"{type(self).__name__} must define build()")
 
+    def strategies_for(self, instance) -> tuple[str, ...]:
+        """Strategies that apply to this instance, the usually fastest last."""
+        return self.strategies
+
     def cases(self, instance) -> Iterable[Case]:
         return ()
 

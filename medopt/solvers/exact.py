@@ -99,7 +99,13 @@ def solve_cases(formulation, instance, direction, solver, clock) -> DirectionRes
         result.bound = max(result.bound, outcome.bound if math.isfinite(outcome.bound) else trivial_bound(instance))
         result.log.append((case.label, outcome.objective, outcome.bound))
     if feasible_cases == 0 and result.proven:
-        raise MedoptError("no assignment satisfies the relevance limits")
+        # every case infeasible: only assignments with D = 0 (no relevant document) remain,
+        # whose difference is 0; the all-zero assignment is one of them if it meets the limits
+        zero = {d: 0 for d in instance.unjudged}
+        if not instance.satisfies_limits(zero):
+            raise MedoptError("no assignment satisfies the relevance limits")
+        result.offer(0.0, zero)
+        result.bound = 0.0
     return result
 
 
@@ -141,11 +147,11 @@ def exact(instance: Instance, *, solver: str | None = None, time_limit: float | 
     if solver not in SOLVERS:
         raise MedoptError(f"unknown solver {solver!r}; choose one of {', '.join(SOLVERS)}")
     formulation = formulation_for(instance.metric)
+    available = formulation.strategies_for(instance)
     if strategy == "auto":
-        strategy = formulation.strategies[-1]
-    if strategy not in formulation.strategies:
-        raise MedoptError(f"{instance.metric}: strategy {strategy!r} not available "
-                          f"(choose from {', '.join(formulation.strategies)})")
+        strategy = available[-1]
+    if strategy not in available:
+        raise MedoptError(f"{instance.metric}: strategy {strategy!r} not available (choose from {', '.join(available)})")
     clock = Clock(time_limit)
     directions = {d: STRATEGIES[strategy](formulation, instance, d, solver, clock) for d in ("a", "b")}
     best_direction = max(directions, key=lambda d: directions[d].value)

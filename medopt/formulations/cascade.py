@@ -1,0 +1,212 @@
+"""MED for the cascade metrics RR / RR@k and ERR / ERR@k: a state-expanded cascade.
+
+Both metrics are a user scanning list X top down and stopping at rank i with
+probability c_i:  M(X) = sum_i (c_i / i) prod_{j<i} (1 - c_j), with
+c_g = gain(g) for ERR and c_g = [g >= rel] for RR.  The product of unknowns is
+what makes the problem nonlinear; the states below make it linear and exact.
+
+Data.  Stop classes o: the grades 0..G grouped by equal stop probability c_o
+(class indicator I[d, o] = sum_{g in o} grade_indicator(d, g), linear in x).
+A class is *staying* (c_o = 0: the cascade goes on unchanged), *stopping*
+(c_o = 1: the cascade ends, nothing below counts) or *partial* (otherwise).
+The state before rank i is the vector n of how many documents of each partial
+class were seen at ranks < i.  Its reach, prod_o (1 - c_o)^{n_o}, is a
+constant.  Only states reachable from the judged documents above rank i are
+built (a judged document has one class; an unjudged one may take any).
+
+Variables (besides the grade binaries x[d, g] of common.py, one set per
+document, so a document in both lists has one grade seen by both cascades):
+  s[X, i, n]     binary, 1 iff list X's cascade is in state n just before rank i
+                 (s[X, 1, 0] fixed at 1)
+  t[X, i, n, o]  binary, 1 iff s[X, i, n] = 1 and the document at rank i is in
+                 class o; only at unjudged ranks (at a judged rank the one arc is s)
+
+Constraints.
+  leave_state[X, i, n]:   sum_o t[X, i, n, o] = s[X, i, n]
+  class_agrees[X, i, o]:  sum_n t[X, i, n, o] <= I[x_i, o]
+  flow[X, i, n']:         s[X, i, n'] = sum of the arcs of rank i - 1 into n'
+
+Objective (direction A; B swaps the sign):
+  max  sum_{arcs of A} (c_o / i) reach(n) t[A, i, n, o]  -  same over B.
+
+Exactness.  For integral x the cascade of each list is forced: by induction, at
+most one state is occupied before rank i; if s[X, i, n] = 1, leave_state sends
+it along one arc and class_agrees allows only the arc of the one class whose
+indicator is 1, so the next state is the true one.  Once a stopping document
+is met, no state is occupied and every arc is 0 (class_agrees only caps arcs).
+So each objective term is 1/i * reach * c exactly when the user is in that
+state at rank i and stops there: the objective is M(A) - M(B).  An explicit
+absorbing "stopped" state would give the same LP relaxation (its arcs are the
+slacks of class_agrees) with more variables, so there is none.  All
+constraint coefficients are integers (CP-SAT needs that); only the objective
+is real.
+
+Size per list of depth k, p partial classes, everything unjudged:
+sum_{i<=k} C(i - 1 + p, p) = C(k + p, p + 1) states and (#classes) arcs per
+state.  RR (p = 0): k states.  ERR, G = 1 (p = 1): k(k+1)/2.  ERR with default
+gains, G = 3 (p = 3): C(k + 3, 4), i.e. 715 at k = 10 and 10,626 at k = 20.
+Judged documents cut this down: only unjudged ones branch.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pyomo.environ as pyo
+
+from .base import Formulation
+from .common import direction_sign, grade_indicator, new_model
+
+STOPPED = None  # the "state" after a stopping class: nothing below counts
+
+
+@dataclass(frozen=True)
+class StopClass:
+    """Grades a user stops at with the same probability ``stop`` (c)."""
+
+    label: str
+    stop: float
+    grades: tuple[int, ...]
+
+
+def stop_classes(instance) -> list[StopClass]:
+    metric, grading = instance.metric, instance.grading
+
+    def stop_probability(grade):
+        if metric.family == "RR":
+            return 1.0 if metric.is_relevant(grade) else 0.0
+        return metric.gain(grade, grading)
+
+    grades_by_stop: dict[float, list[int]] = {}
+    for grade in range(instance.max_grade + 1):
+        grades_by_stop.setdefault(stop_probability(grade), []).append(grade)
+    return [StopClass("g" + ",".join(map(str, grades)), stop, tuple(grades))
+            for stop, grades in grades_by_stop.items()]
+
+
+class CascadeStates:
+    """The reachable states of one list's cascade, rank by rank (pure Python, no model)."""
+
+    def __init__(self, instance, name: str, ranking: tuple, classes: list[StopClass]):
+        self.name, self.ranking, self.classes = name, ranking, classes
+        self.partial = [o for o, cls in enumerate(classes) if cls.stop not in (0.0, 1.0)]
+        self.class_of_judged = {}
+        for doc in ranking:
+            if doc in instance.judgments:
+                grade = instance.grading.cap(max(instance.judgments[doc], 0))
+                self.class_of_judged[doc] = next(o for o, cls in enumerate(classes) if grade in cls.grades)
+        self.before: list[list[tuple]] = []  # before[i - 1]: states reachable just before rank i
+        states = [(0,) * len(self.partial)]
+        for doc in ranking:
+            self.before.append(states)
+            successors = (self.next_state(n, o) for n in states for o in self.classes_at(doc))
+            states = [n for n in dict.fromkeys(successors) if n is not STOPPED]
+
+    def classes_at(self, doc) -> list[int]:
+        judged = self.class_of_judged.get(doc)
+        return list(range(len(self.classes))) if judged is None else [judged]
+
+    def next_state(self, n: tuple, o: int):
+        stop = self.classes[o].stop
+        if stop == 1.0:
+            return STOPPED
+        if stop == 0.0:
+            return n
+        counts = list(n)
+        counts[self.partial.index(o)] += 1
+        return tuple(counts)
+
+    def reach(self, n: tuple) -> float:
+        """Probability the user gets to a state n: prod_o (1 - c_o)^{n_o}."""
+        return math.prod((1.0 - self.classes[o].stop) ** count for o, count in zip(self.partial, n))
+
+    def ranks(self):
+        """(rank i, document, its states n) for every rank that can still be reached."""
+        return [(i, doc, states) for i, (doc, states) in enumerate(zip(self.ranking, self.before), start=1) if states]
+
+
+def state_label(n: tuple) -> str:
+    return "n(" + ",".join(map(str, n)) + ")"
+
+
+class Cascade(Formulation):
+    family_name = "state-expanded cascade (RR, ERR)"
+
+    def build(self, instance, direction, *, case=None, lam=None):
+        m = new_model(instance, direction, "state-expanded cascade MILP")
+        classes = stop_classes(instance)
+        cascades = [CascadeStates(instance, "A", instance.a, classes),
+                    CascadeStates(instance, "B", instance.b, classes)]
+
+        # -- index sets ---------------------------------------------------------
+        states, arcs, leaving, agreeing = [], [], [], []
+        for cascade in cascades:
+            X = cascade.name
+            for i, doc, at_rank in cascade.ranks():
+                states += [(X, i, state_label(n)) for n in at_rank]
+                if doc in cascade.class_of_judged:
+                    continue
+                leaving += [(X, i, state_label(n)) for n in at_rank]
+                agreeing += [(X, i, classes[o].label) for o in range(len(classes))]
+                arcs += [(X, i, state_label(n), classes[o].label) for n in at_rank for o in range(len(classes))]
+        m.STATES = pyo.Set(initialize=states, dimen=3, ordered=True, doc="(list X, rank i, reachable state n)")
+        m.ARCS = pyo.Set(initialize=arcs, dimen=4, ordered=True,
+                         doc="(X, i, n, stop class o) at ranks holding an unjudged document")
+
+        # -- variables ----------------------------------------------------------
+        m.s = pyo.Var(m.STATES, domain=pyo.Binary, doc="s[X,i,n] = 1 iff X's cascade is in state n before rank i")
+        m.t = pyo.Var(m.ARCS, domain=pyo.Binary, doc="t[X,i,n,o] = s[X,i,n] * [document at rank i in class o]")
+        for cascade in cascades:
+            if cascade.ranking:
+                m.s[cascade.name, 1, state_label(cascade.before[0][0])].fix(1)
+
+        def arc(cascade, i, doc, n, o):
+            """The occupancy of the arc (i, n, o): t, or s itself at a judged rank."""
+            if doc in cascade.class_of_judged:
+                return m.s[cascade.name, i, state_label(n)]
+            return m.t[cascade.name, i, state_label(n), classes[o].label]
+
+        # -- constraints ----------------------------------------------------------
+        def class_indicator(doc, o):
+            return sum(grade_indicator(m, instance, doc, g) for g in classes[o].grades)
+
+        by_name = {cascade.name: cascade for cascade in cascades}
+        label_to_class = {cls.label: o for o, cls in enumerate(classes)}
+        m.leave_state = pyo.Constraint(
+            pyo.Set(initialize=leaving, dimen=3, ordered=True),
+            rule=lambda m, X, i, n: sum(m.t[X, i, n, cls.label] for cls in classes) == m.s[X, i, n],
+            doc="an occupied state leaves rank i along exactly one arc")
+        m.class_agrees = pyo.Constraint(
+            pyo.Set(initialize=agreeing, dimen=3, ordered=True),
+            rule=lambda m, X, i, o: sum(m.t[X, i, state_label(n), o] for n in by_name[X].before[i - 1])
+            <= class_indicator(by_name[X].ranking[i - 1], label_to_class[o]),
+            doc="only the arc of the class the document at rank i is in can be used")
+
+        inflow = {}  # (X, i + 1, n') -> arcs of rank i into n'
+        for cascade in cascades:
+            for i, doc, at_rank in cascade.ranks():
+                for n in at_rank:
+                    for o in cascade.classes_at(doc):
+                        successor = cascade.next_state(n, o)
+                        if successor is not STOPPED and i < len(cascade.ranking):
+                            key = (cascade.name, i + 1, state_label(successor))
+                            inflow.setdefault(key, []).append(arc(cascade, i, doc, n, o))
+        m.flow = pyo.Constraint(
+            pyo.Set(initialize=list(inflow), dimen=3, ordered=True),
+            rule=lambda m, X, i, n: m.s[X, i, n] == sum(inflow[X, i, n]),
+            doc="the state before rank i is where the arcs of rank i - 1 lead")
+
+        # -- objective ----------------------------------------------------------
+        def score(cascade):
+            return sum(classes[o].stop / i * cascade.reach(n) * arc(cascade, i, doc, n, o)
+                       for i, doc, at_rank in cascade.ranks() for n in at_rank
+                       for o in cascade.classes_at(doc) if classes[o].stop != 0.0)
+
+        m.score_a = pyo.Expression(expr=score(cascades[0]), doc="M(A) = sum (c_o / i) reach(n) t[A,i,n,o]")
+        m.score_b = pyo.Expression(expr=score(cascades[1]), doc="M(B), the same over B's arcs")
+        m.objective = pyo.Objective(expr=direction_sign(direction) * (m.score_a - m.score_b), sense=pyo.maximize)
+        return m
+
+
+FORMULATION = Cascade()
