@@ -69,6 +69,15 @@ def count_at_least(m, instance: Instance, grade: int):
     return judged_count(instance, grade) + sum(m.x[d, g] for d in m.UNJUDGED for g in m.GRADES if g >= grade)
 
 
+def as_constraint(relation):
+    """A relation that may have collapsed to a bool (all its terms constant) as a constraint rule value."""
+    if relation is True:
+        return pyo.Constraint.Feasible
+    if relation is False:
+        return pyo.Constraint.Infeasible
+    return relation
+
+
 def add_relevance_limits(m, instance: Instance) -> None:
     """Side constraints: low <= #documents with grade >= limit.grade <= high."""
     if not instance.limits:
@@ -78,6 +87,8 @@ def add_relevance_limits(m, instance: Instance) -> None:
     def rule(m, i):
         limit = instance.limits[i]
         count = count_at_least(m, instance, limit.grade)
+        if isinstance(count, int):  # every document judged
+            return as_constraint(limit.low <= count and (limit.high is None or count <= limit.high))
         if limit.high is None:
             return count >= limit.low
         return pyo.inequality(limit.low, count, limit.high)

@@ -77,7 +77,12 @@ def compile_model(model) -> MatrixModel:
 def solve(model, solver: str = "highs", time_limit: float | None = None) -> Outcome:
     if solver not in SOLVERS:
         raise MedoptError(f"unknown solver {solver!r}; choose one of {', '.join(SOLVERS)}")
-    matrix = model if isinstance(model, MatrixModel) else compile_model(model)
+    from pyomo.common.errors import InfeasibleConstraintException
+
+    try:
+        matrix = model if isinstance(model, MatrixModel) else compile_model(model)
+    except InfeasibleConstraintException:  # a constraint on constants only that fails
+        return Outcome("infeasible", math.nan, -math.inf, None, 0.0)
     if time_limit is not None and time_limit <= 0:
         return Outcome("timeout", math.nan, math.inf, None, 0.0)
     if not matrix.columns:  # nothing to decide (every document judged): the objective is a constant

@@ -21,7 +21,7 @@ from ..formulations import formulation_for
 from ..formulations.common import assignment_from
 from ..instance import Instance
 from ..result import MedResult, certify
-from .backends import SOLVERS, compile_model, solve
+from .backends import SOLVERS, solve
 
 DINKELBACH_TOLERANCE = 1e-11
 MAX_DINKELBACH_STEPS = 100
@@ -59,6 +59,11 @@ class Clock:
 
 
 def _load(model, values) -> None:
+    """Put solved values into the model's variables; a variable the objective and
+    constraints never mention is free to be anything, and is set to 0."""
+    for var in model.component_data_objects(pyo.Var, descend_into=True):
+        if not var.fixed:
+            var.set_value(0, skip_validation=True)
     for var, value in values.items():
         var.set_value(value, skip_validation=True)
 
@@ -66,7 +71,7 @@ def _load(model, values) -> None:
 def solve_direct(formulation, instance, direction, solver, clock) -> DirectionResult:
     result = DirectionResult()
     model = formulation.build(instance, direction)
-    outcome = solve(compile_model(model), solver, clock.remaining())
+    outcome = solve(model, solver, clock.remaining())
     result.solves = 1
     if outcome.status == "infeasible":
         raise MedoptError("no assignment satisfies the relevance limits")
@@ -87,7 +92,7 @@ def solve_cases(formulation, instance, direction, solver, clock) -> DirectionRes
             result.bound = max(result.bound, trivial_bound(instance))
             break
         model = formulation.build(instance, direction, case=case)
-        outcome = solve(compile_model(model), solver, remaining)
+        outcome = solve(model, solver, remaining)
         result.solves += 1
         if outcome.status == "infeasible":
             continue
@@ -114,7 +119,7 @@ def solve_dinkelbach(formulation, instance, direction, solver, clock) -> Directi
     lam, smallest = 0.0, formulation.min_denominator(instance)
     for _ in range(MAX_DINKELBACH_STEPS):
         model = formulation.build(instance, direction, lam=lam)
-        outcome = solve(compile_model(model), solver, clock.remaining())
+        outcome = solve(model, solver, clock.remaining())
         result.solves += 1
         if outcome.status == "infeasible":
             raise MedoptError("no assignment satisfies the relevance limits")

@@ -1,0 +1,109 @@
+"""method="exact" (HiGHS and CP-SAT) against brute-force enumeration, per metric family."""
+
+import pytest
+
+import medopt
+from medopt.errors import MedoptError
+from exact_cases import oracle_cases
+
+INSTANCES = 300
+SOLVERS = ["highs", "cpsat"]
+
+
+def check_against_oracle(metric_for, seed, solver, count=INSTANCES, strategy="auto", **options):
+    compared = 0
+    for case, limits in oracle_cases(seed, count, **options):
+        metric = metric_for(case)
+        try:
+            oracle = medopt.med(metric, **case.as_kwargs(), limits=limits, method="enumerate")
+        except MedoptError as error:  # limits no assignment can meet: exact must say so too
+            with pytest.raises(MedoptError, match="no assignment"):
+                medopt.med(metric, **case.as_kwargs(), limits=limits, method="exact", solver=solver)
+            assert "no assignment" in str(error)
+            continue
+        exact = medopt.med(metric, **case.as_kwargs(), limits=limits, method="exact", solver=solver,
+                           strategy=strategy)
+        assert abs(exact.value - oracle.value) <= 1e-9, (metric, case, limits, exact, oracle)
+        assert exact.certified, (metric, case, limits, exact)
+        assert exact.upper_bound >= exact.value - 1e-12
+        grades = {**case.judgments, **exact.assignment}
+        for limit in limits:
+            count_at = sum(1 for g in grades.values() if g >= limit.grade)
+            assert count_at >= limit.low and (limit.high is None or count_at <= limit.high)
+        compared += 1
+    assert compared >= 0.8 * count
+    return compared
+
+
+def rotate(*templates):
+    """Cycle through metric templates so one run of instances covers all of them."""
+    state = {"i": 0}
+
+    def metric_for(case):
+        state["i"] += 1
+        return templates[state["i"] % len(templates)].format(k=case.k, k2=max(2, case.k - 2))
+    return metric_for
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_dot_product_family(solver):
+    check_against_oracle(rotate("P@{k}", "DCG@{k}", "SDCG@{k}", "RBP(p=0.8)", "RBP(p=0.5)@{k2}", "P(rel=2)@{k}"),
+                         seed=101, solver=solver)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_ndcg_family(solver):
+    check_against_oracle(rotate("nDCG@{k}", "nDCG@{k2}", "nDCG"), seed=202, solver=solver)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_ndcg_profile_enumeration(solver):
+    check_against_oracle(rotate("nDCG@{k}", "nDCG@{k2}"), seed=203, solver=solver, count=60, strategy="enumerate")
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_precision_sums_family(solver):
+    check_against_oracle(rotate("AP@{k}", "SSP@{k}", "AP(norm=min)@{k2}", "AP", "AP(rel=2)@{k}"),
+                         seed=303, solver=solver)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_ap_r_enumeration(solver):
+    check_against_oracle(rotate("AP@{k}", "AP(norm=min)@{k2}"), seed=304, solver=solver, count=60,
+                         strategy="enumerate")
+
+
+X3 = "A B C D E F G H J K".split()
+X4 = "A D B E C G F J L H".split()
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("metric, expected", [("SDCG@10", 0.128), ("nDCG@10", 0.235), ("SSP@10", 0.161),
+                                              ("AP@10", 0.283)])
+def test_moffat_table3_exact(metric, expected, solver):
+    result = medopt.med(metric, X3, X4, {"A": 1, "E": 0}, method="exact", solver=solver)
+    assert round(result.value, 3) == expected and result.certified
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_tan_clarke_examples_exact(solver):
+    x1, x2, judged = "A B C D E".split(), "B C F D A".split(), {"A": 0, "C": 1, "F": 0}
+    assert medopt.med("P@5", x1, x2, judged, method="exact", solver=solver).value == pytest.approx(0.2, abs=1e-12)
+    assert medopt.med("RR", x1, x2, judged, method="exact", solver=solver).value == pytest.approx(0.5, abs=1e-12)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_timeout_is_reported_never_certified(solver):
+    a = [f"a{i}" for i in range(40)]
+    b = [f"a{i}" for i in range(39, -1, -1)]
+    result = medopt.med("AP@40", a, b, method="exact", solver=solver, time_limit=0.01)
+    assert result.status == "timeout"
+    assert not result.certified
+    assert result.upper_bound >= result.value
+
+
+def test_highs_and_ortools_share_a_process():
+    import highspy
+    from ortools.sat.python import cp_model
+
+    assert highspy.Highs() is not None and cp_model.CpModel() is not None
