@@ -44,7 +44,7 @@ is real.
 Size per list of depth k, p partial classes, everything unjudged:
 sum_{i<=k} C(i - 1 + p, p) = C(k + p, p + 1) states and (#classes) arcs per
 state.  RR (p = 0): k states.  ERR, G = 1 (p = 1): k(k+1)/2.  ERR with default
-gains, G = 3 (p = 3): C(k + 3, 4), i.e. 715 at k = 10 and 10,626 at k = 20.
+gains, G = 3 (p = 3): C(k + 3, 4), i.e. 715 at k = 10 and 8,855 at k = 20.
 Judged documents cut this down: only unjudged ones branch.
 """
 

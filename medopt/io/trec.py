@@ -211,6 +211,9 @@ def write_atomic(path: str | os.PathLike, lines: Iterator[str]) -> None:
                 out = raw
             with io.TextIOWrapper(out, encoding="utf-8", newline="\n") as text:
                 text.writelines(lines)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the file ordinary permissions
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -1,0 +1,104 @@
+"""Exact MED for the Q-measure (profile enumeration) against brute-force enumeration.
+
+Every instance is solved with both backends; instances are kept small (few
+unjudged documents) because each profile case is one MILP per direction.
+"""
+
+import pytest
+
+import medopt
+from medopt.errors import MedoptError
+from medopt.formulations import formulation_for
+from medopt.instance import RelevanceLimit, build_instance
+from medopt.random_instances import random_instances
+
+SOLVERS = ("highs", "cpsat")
+GAINS = {0: 0.0, 1: 0.25, 2: 0.75}
+
+
+def check(metric, checked, **kwargs):
+    """Exact equals enumeration (or both find no assignment) for both solvers."""
+    try:
+        oracle = medopt.med(metric, **kwargs, method="enumerate")
+    except MedoptError:
+        oracle = None
+    for solver in SOLVERS:
+        if oracle is None:
+            with pytest.raises(MedoptError):
+                medopt.med(metric, **kwargs, method="exact", solver=solver)
+            continue
+        exact = medopt.med(metric, **kwargs, method="exact", solver=solver)
+        assert abs(exact.value - oracle.value) <= 1e-9, (metric, solver, kwargs, exact, oracle)
+        assert exact.certified, (metric, solver, kwargs, exact)
+    checked.append(metric)
+
+
+def test_binary_judgments():
+    checked = []
+    for n, case in enumerate(random_instances(seed=101, count=130, max_grade=1, max_unjudged=4)):
+        metric = (f"Q@{case.k}", f"Q(beta=0.5)@{case.k}")[n % 2]
+        check(metric, checked, **case.as_kwargs())
+    assert len(checked) == 130
+
+
+def test_graded_judgments():
+    checked = []
+    for n, case in enumerate(random_instances(seed=102, count=80, max_grade=2, max_unjudged=3)):
+        metric = (f"Q@{case.k}", f"Q(rel=2)@{case.k}", f"Q(beta=0.5)@{case.k}", f"Q(beta=2.0,rel=2)@{case.k}")[n % 4]
+        gains = GAINS if n % 3 == 2 else None
+        check(metric, checked, **case.as_kwargs(), gains=gains)
+    assert len(checked) == 80
+
+
+def test_without_cutoff():
+    checked = []
+    for n, case in enumerate(random_instances(seed=103, count=50, max_unjudged=3)):
+        kwargs = case.as_kwargs() | {"a": case.a[: case.k], "b": case.b[: case.k]}  # bound the unjudged docs
+        check(("Q", "Q(beta=0.5)")[n % 2], checked, **kwargs)
+    assert len(checked) == 50
+
+
+LIMITS = [
+    [RelevanceLimit(grade=1, high=2)],
+    [RelevanceLimit(grade=1, low=3)],
+    [RelevanceLimit(grade=2, high=1)],
+    [RelevanceLimit(grade=1, low=1, high=3), RelevanceLimit(grade=2, low=1)],
+    [RelevanceLimit(grade=3, high=0)],  # above G = 2 for the graded instances: a constant count
+]
+
+
+def test_relevance_limits():
+    checked = []
+    cases = list(random_instances(seed=104, count=25, max_grade=1, max_unjudged=4)) + list(
+        random_instances(seed=105, count=25, max_grade=2, max_unjudged=3))
+    for n, case in enumerate(cases):
+        metric = (f"Q@{case.k}", f"Q(rel=2)@{case.k}" if case.max_grade == 2 else "Q")[n % 2]
+        check(metric, checked, **case.as_kwargs(), limits=LIMITS[n % len(LIMITS)])
+    assert len(checked) == 50
+
+
+def test_edge_cases():
+    checked = []
+    a, b = ["d1", "d2", "d3"], ["d3", "d4", "d1"]
+    check("Q@3", checked, a=a, b=b, judgments={"d1": 1, "d2": 0, "d3": 1, "d4": 0})       # nothing unjudged
+    check("Q@3", checked, a=a, b=b, judgments={})                                          # nothing judged
+    check("Q(rel=3)@3", checked, a=a, b=b, judgments={"d1": 2}, max_grade=2)               # R = 0 always
+    check("Q@3", checked, a=a, b=b, judgments={"d1": 0, "x": 0})                          # R = 0 reachable
+    check("Q@5", checked, a=a, b=[], judgments={"d2": 1})                                  # one empty list
+    check("Q@4", checked, a=a, b=b, judgments={"d4": 2, "x": 2}, max_grade=2, pad="free")  # padded to k
+    check("Q@3", checked, a=a, b=b, judgments={"d2": -1, "x": 1})                          # negative grade
+    assert len(checked) == 7
+
+
+def test_cases_and_model_structure():
+    instance = build_instance("Q@3", ["d1", "d2", "d3"], ["d3", "d2", "d1"], {}, max_grade=1)
+    formulation = formulation_for(instance.metric)
+    assert formulation.ratio and formulation.strategies == ("enumerate",)
+    cases = list(formulation.cases(instance))
+    assert [c.fix["R"] for c in cases] == [0, 1, 2, 3]  # G = 1: one case per R
+    model = formulation.build(instance, "a", case=cases[2])
+    assert len(model.y) == 3  # G = 1: the reversed list reuses A's three pair products
+    graded = build_instance("Q@3", ["d1", "d2", "d3"], ["d3", "d2", "d1"], {"x": 2}, max_grade=2)
+    profiles = [c.fix["counts"] for c in formulation_for(graded.metric).cases(graded)]
+    # C_1 in 1..4 (R, exact), C_2 in 1..3 capped at L = 3, U_2 <= U_1: 4 + 3 + 2 = 9 reachable profiles
+    assert len(profiles) == 9 and len(set(profiles)) == 9
