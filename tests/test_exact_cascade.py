@@ -1,0 +1,159 @@
+"""Exact MED for RR and ERR (the state-expanded cascade) against brute-force enumeration."""
+
+import itertools
+import random
+
+import pyomo.environ as pyo
+import pytest
+
+import medopt
+from medopt.errors import MedoptError
+from medopt.formulations.cascade import FORMULATION
+from medopt.instance import RelevanceLimit, build_instance
+from medopt.random_instances import random_instances
+from medopt.solvers.backends import compile_model, solve
+
+FAMILIES = ["RR@{k}", "RR", "ERR@{k}", "ERR"]
+SOLVERS = ["highs", "cpsat"]
+PER_FAMILY_AND_SOLVER = 150  # 300 random instances per family, half on each solver
+
+
+def seed_of(*parts) -> int:
+    return sum(ord(c) * (i + 1) for i, c in enumerate("/".join(parts))) % 100_000
+
+
+def check_against_enumeration(metric, case, solver, **options):
+    """Exact equals enumerate (both certified); returns the exact result."""
+    exact = medopt.med(metric, **case.as_kwargs(), method="exact", solver=solver, **options)
+    oracle = medopt.med(metric, **case.as_kwargs(), method="enumerate", **options)
+    assert abs(exact.value - oracle.value) <= 1e-9, (metric, solver, case, options, exact, oracle)
+    assert exact.certified and exact.status == "optimal", (metric, solver, case, exact)
+    return exact
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("family", FAMILIES)
+def test_exact_equals_enumeration(family, solver):
+    grades_seen, shorter_than_k = set(), 0
+    for case in random_instances(seed=seed_of(family, solver), count=PER_FAMILY_AND_SOLVER):
+        check_against_enumeration(family.format(k=case.k), case, solver)
+        grades_seen.add(case.max_grade)
+        shorter_than_k += min(len(case.a), len(case.b)) < case.k
+    assert grades_seen == {1, 2} and shorter_than_k > 0
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("gains", [
+    {0: 0, 1: 0.25, 2: 0.75},   # Tan & Clarke
+    {0: 0, 1: 0.5, 2: 1.0},     # grade 2 stops the user for sure
+    {1: 0.4, 2: 0.4},           # two grades, one stop class
+])
+def test_err_with_explicit_gains(gains, solver):
+    for case in random_instances(seed=seed_of(str(gains), solver), count=25, max_grade=2):
+        for family in ("ERR@{k}", "ERR"):
+            check_against_enumeration(family.format(k=case.k), case, solver, gains=gains)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_rr_with_rel_parameter(solver):
+    for case in random_instances(seed=seed_of("rel", solver), count=40, max_grade=2):
+        check_against_enumeration(f"RR(rel=2)@{case.k}", case, solver)
+        check_against_enumeration("RR(rel=2)", case, solver)
+
+
+LIMITS = [
+    [RelevanceLimit(grade=2, high=1)],
+    [RelevanceLimit(grade=1, low=2)],
+    [RelevanceLimit(grade=1, high=2)],
+    [RelevanceLimit(grade=1, low=1, high=3), RelevanceLimit(grade=2, high=0)],
+]
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_relevance_limits(solver):
+    checked = infeasible = 0
+    cases = random_instances(seed=seed_of("limits", solver), count=120, max_grade=2)
+    for j, case in enumerate(cases):
+        family, limits = FAMILIES[j % 4].format(k=case.k), LIMITS[(j // 4) % len(LIMITS)]
+        try:
+            medopt.med(family, **case.as_kwargs(), limits=limits, method="enumerate")
+        except MedoptError:
+            infeasible += 1
+            with pytest.raises(MedoptError, match="relevance limits"):
+                medopt.med(family, **case.as_kwargs(), limits=limits, method="exact", solver=solver)
+            continue
+        exact = check_against_enumeration(family, case, solver, limits=limits)
+        instance = build_instance(family, case.a, case.b, case.judgments, max_grade=case.max_grade, limits=limits)
+        assert instance.satisfies_limits(exact.assignment), (family, case, limits, exact.assignment)
+        checked += 1
+    assert checked >= 60 and infeasible > 0
+
+
+def best_over_grades(instance, grades):
+    """Brute-force MED when unjudged documents may only take ``grades``."""
+    values = (max(instance.differences(assignment).values())
+              for combo in itertools.product(grades, repeat=len(instance.unjudged))
+              for assignment in [dict(zip(instance.unjudged, combo))] if instance.satisfies_limits(assignment))
+    return max(values, default=float("-inf"))
+
+
+def test_limits_can_make_an_intermediate_grade_optimal():
+    """Without limits only grades 0 and G matter for ERR (Tan & Clarke); with a limit
+    on the top grade the optimum may need grade 1, and the model finds it."""
+    limits = [RelevanceLimit(grade=2, high=1)]
+    needs_grade_one = feasible = 0
+    for case in random_instances(seed=5, count=40, max_grade=2):
+        metric = f"ERR@{case.k}"
+        instance = build_instance(metric, case.a, case.b, case.judgments, max_grade=2, limits=limits)
+        try:
+            exact = check_against_enumeration(metric, case, "highs", limits=limits)
+        except MedoptError:
+            continue
+        feasible += 1
+        if exact.value > best_over_grades(instance, (0, 2)) + 1e-9:
+            needs_grade_one += 1
+            assert 1 in exact.assignment.values()
+    assert feasible >= 15 and needs_grade_one >= 5, (feasible, needs_grade_one)
+
+
+def test_model_equals_metric_for_every_assignment():
+    """Fix x to a random assignment: the cascade is forced, the objective is M(A) - M(B)."""
+    rng = random.Random(3)
+    for case in random_instances(seed=17, count=40):
+        for family in ("RR@{k}", "ERR"):
+            instance = build_instance(family.format(k=case.k), case.a, case.b, case.judgments,
+                                      max_grade=case.max_grade)
+            assignment = {d: rng.randint(0, instance.max_grade) for d in instance.unjudged}
+            model = FORMULATION.build(instance, "b")
+            for (doc, grade), var in model.x.items():
+                var.fix(1 if assignment[doc] == grade else 0)
+            outcome = solve(compile_model(model), "highs")
+            assert outcome.status == "optimal"
+            assert abs(outcome.objective - instance.difference(assignment, "b")) <= 1e-12, (family, case)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_edge_cases(solver):
+    def exact(metric, a, b, judgments=None, **options):
+        result = medopt.med(metric, a, b, judgments, method="exact", solver=solver, **options)
+        assert result.certified
+        return result.value
+
+    assert exact("RR", ["d1"], []) == 1.0                                        # one empty list
+    assert exact("ERR@3", ["d1", "d2"], ["d2", "d1"], {"d1": 1, "d2": 0}) == pytest.approx(0.25)  # all judged
+    assert exact("RR@5", ["d1", "d2"], ["d2", "d1"]) == pytest.approx(0.5)       # Tan & Clarke's MED(RR) = 0.5
+    # a judged document that stops the user for sure: nothing below it counts
+    stop_first = exact("ERR", ["j", "u1", "u2"], ["u1"], {"j": 2}, max_grade=2, gains={1: 0.5, 2: 1.0})
+    assert stop_first == pytest.approx(1.0)
+    padded = medopt.med("ERR@3", ["d1"], ["d2"], {}, pad="free", method="exact", solver=solver)
+    assert padded.value == pytest.approx(medopt.med("ERR@3", ["d1"], ["d2"], {}, pad="free", method="enumerate").value)
+
+
+def test_model_reads_like_the_math():
+    instance = build_instance("ERR@3", ["d1", "d2", "d3"], ["d3", "d4"], {"d2": 1}, max_grade=1)
+    model = FORMULATION.build(instance, "a")
+    names = {c.local_name for c in model.component_objects((pyo.Var, pyo.Constraint))}
+    assert {"x", "s", "t", "leave_state", "class_agrees", "flow"} <= names
+    # A: states before rank 1, 2, 3 are {0}, {0, 1}, {1, 2} (d2 is judged relevant); B: {0}, {0, 1}
+    assert len(model.s) == (1 + 2 + 2) + (1 + 2)
+    assert all(component.doc for component in model.component_objects((pyo.Var, pyo.Constraint)))
