@@ -53,6 +53,12 @@ def method_options(function):
         click.option("--pad", type=click.Choice(["none", "free"]), default="none", show_default=True,
                      help="free: fill short rankings to k with unjudged documents (Tan & Clarke)."),
         click.option("--residual", is_flag=True, help="RBP: credit the unseen tail to the better list."),
+        click.option("--strategy", default="auto", show_default=True,
+                     help="Exact ratio metrics: enumerate (the denominator) or dinkelbach."),
+        click.option("--at-most", "at_most", multiple=True, metavar="GRADE:N",
+                     help="Side constraint: at most N documents of grade >= GRADE in the collection. Repeatable."),
+        click.option("--at-least", "at_least", multiple=True, metavar="GRADE:N",
+                     help="Side constraint: at least N documents of grade >= GRADE. Repeatable."),
     ]):
         function = option(function)
     return function
@@ -68,12 +74,13 @@ def method_options(function):
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Output file (default: stdout).")
 @click.option("--honour-rank", is_flag=True, help="Order by the rank column instead of trec_eval's score order.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when stderr is a terminal).")
-def compare(run_a, run_b, qrels, metrics, method, solver, time_limit, max_grade, pad, residual, fmt, output,
-            honour_rank, progress):
+def compare(run_a, run_b, qrels, metrics, method, solver, time_limit, max_grade, pad, residual, strategy, at_most,
+            at_least, fmt, output, honour_rank, progress):
     """MED between RUN_A and RUN_B for every common topic and metric, then the mean (topic 'all')."""
     from tqdm import tqdm
 
     parsed = [parse_metric(m) for m in metrics]
+    limits = parse_limits(at_most, at_least)
     first, second = read_run(run_a, honour_rank=honour_rank), read_run(run_b, honour_rank=honour_rank)
     judgments = read_qrels(qrels) if qrels else {}
     name_a, name_b = run_names(first, second)
@@ -88,9 +95,12 @@ def compare(run_a, run_b, qrels, metrics, method, solver, time_limit, max_grade,
     show = sys.stderr.isatty() if progress is None else progress
     work = [(t, m) for t in topics.common for m in parsed]
     for topic, metric in tqdm(work, disable=not show, unit="med", desc="compare"):
-        result = api.med(metric, first.rankings[topic], second.rankings[topic], judgments.get(topic, {}),
-                         max_grade=max_grade, method=method, solver=solver, time_limit=time_limit, pad=pad,
-                         residual=residual)
+        try:
+            result = api.med(metric, first.rankings[topic], second.rankings[topic], judgments.get(topic, {}),
+                             max_grade=max_grade, method=method, solver=solver, time_limit=time_limit, pad=pad,
+                             residual=residual, limits=limits, **({"strategy": strategy} if strategy != "auto" else {}))
+        except MedoptError as error:
+            raise MedoptError(f"topic {topic}, {metric}: {error}") from None
         row = {"run_a": name_a, "run_b": name_b, "topic": topic, "metric": str(metric),
                "med": result.value, "direction": result.direction, "certified": result.certified,
                "upper_bound": result.upper_bound, "method": result.method, "seconds": result.seconds}
@@ -109,6 +119,19 @@ def compare(run_a, run_b, qrels, metrics, method, solver, time_limit, max_grade,
     else:
         from .io.results import format_rows
         click.echo(format_rows(rows, COMPARE_COLUMNS, fmt), nl=False)
+
+
+def parse_limits(at_most, at_least) -> list:
+    """--at-most / --at-least GRADE:N options as RelevanceLimit side constraints."""
+    from .instance import RelevanceLimit
+
+    limits = []
+    for text, side in [(t, "high") for t in at_most] + [(t, "low") for t in at_least]:
+        grade, sep, count = text.partition(":")
+        if not sep or not grade.strip().isdigit() or not count.strip().isdigit() or int(grade) < 1:
+            raise MedoptError(f"--at-{'most' if side == 'high' else 'least'} {text!r}: expected GRADE:N, e.g. 2:1")
+        limits.append(RelevanceLimit(grade=int(grade), **{side: int(count)}))
+    return limits
 
 
 def run_names(*runs) -> list[str]:

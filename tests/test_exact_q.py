@@ -58,13 +58,17 @@ def test_without_cutoff():
     assert len(checked) == 50
 
 
-LIMITS = [
-    [RelevanceLimit(grade=1, high=2)],
-    [RelevanceLimit(grade=1, low=3)],
-    [RelevanceLimit(grade=2, high=1)],
-    [RelevanceLimit(grade=1, low=1, high=3), RelevanceLimit(grade=2, low=1)],
-    [RelevanceLimit(grade=3, high=0)],  # above G = 2 for the graded instances: a constant count
-]
+def limits_for(n, judgments):
+    """Side constraints relative to the judged counts J_g, so that most bind and few are infeasible."""
+    j1, j2 = (sum(1 for g in judgments.values() if g >= grade) for grade in (1, 2))
+    return [
+        [RelevanceLimit(grade=1, high=j1 + 1)],
+        [RelevanceLimit(grade=1, high=j1 + 2)],
+        [RelevanceLimit(grade=1, low=j1 + 2)],
+        [RelevanceLimit(grade=2, high=j2)],  # no unjudged document of grade 2 (a constant when G = 1)
+        [RelevanceLimit(grade=1, low=j1 + 1, high=j1 + 3), RelevanceLimit(grade=2, low=j2 + 1)],
+        [RelevanceLimit(grade=3, high=0)],  # above G: a constant count
+    ][n % 6]
 
 
 def test_relevance_limits():
@@ -73,8 +77,12 @@ def test_relevance_limits():
         random_instances(seed=105, count=25, max_grade=2, max_unjudged=3))
     for n, case in enumerate(cases):
         metric = (f"Q@{case.k}", f"Q(rel=2)@{case.k}" if case.max_grade == 2 else "Q")[n % 2]
-        check(metric, checked, **case.as_kwargs(), limits=LIMITS[n % len(LIMITS)])
+        check(metric, checked, **case.as_kwargs(), limits=limits_for(n, case.judgments))
     assert len(checked) == 50
+    a, b = ["d1", "d2", "d3"], ["d3", "d4", "d1"]
+    with pytest.raises(MedoptError):  # infeasible limits: every case is skipped or infeasible
+        medopt.med("Q@3", a, b, {"x": 1}, limits=[RelevanceLimit(grade=1, high=0)], method="exact")
+    check("Q@3", checked, a=a, b=b, judgments={"x": 1}, limits=[RelevanceLimit(grade=1, high=1)])  # R = 1 only
 
 
 def test_edge_cases():
