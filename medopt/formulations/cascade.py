@@ -12,7 +12,8 @@ A class is *staying* (c_o = 0: the cascade goes on unchanged), *stopping*
 The state before rank i is the vector n of how many documents of each partial
 class were seen at ranks < i.  Its reach, prod_o (1 - c_o)^{n_o}, is a
 constant.  Only states reachable from the judged documents above rank i are
-built (a judged document has one class; an unjudged one may take any).
+built (a judged document has one class; an unjudged one any *open* class,
+those holding a grade it may take: see Reduction).
 
 Variables (besides the grade binaries x[d, g] of common.py, one set per
 document, so a document in both lists has one grade seen by both cascades):
@@ -41,10 +42,21 @@ slacks of class_agrees) with more variables, so there is none.  All
 constraint coefficients are integers (CP-SAT needs that); only the objective
 is real.
 
-Size per list of depth k, p partial classes, everything unjudged:
-sum_{i<=k} C(i - 1 + p, p) = C(k + p, p + 1) states and (#classes) arcs per
-state.  RR (p = 0): k states.  ERR, G = 1 (p = 1): k(k+1)/2.  ERR with default
-gains, G = 3 (p = 3): C(k + 3, 4), i.e. 715 at k = 10 and 8,855 at k = 20.
+Reduction.  Grades 0 and G suffice when there are no relevance limits
+(Tan & Clarke).  Fix every other document's grade: document d is at one rank of
+A (or none) and one of B, and M(X) = before + reach_d (c_d / i + (1 - c_d) after),
+so M(A) - M(B) is affine in c_d and its maximum over the grades is at the
+smallest or largest stop probability, c_0 = 0 or c_G (gains are non-decreasing).
+Moving documents one at a time, some optimum uses grades 0 and G only.  So by
+default x[d, g] = 0 is fixed for 0 < g < G and unjudged documents branch into
+two classes only; limits couple documents (the argument fails), and then every
+grade is modelled.  ``Cascade(extreme_grades=False)`` always models every grade.
+
+Size per list of depth k, p partial classes open to unjudged documents,
+everything unjudged: sum_{i<=k} C(i - 1 + p, p) = C(k + p, p + 1) states, one arc
+per state and open class.  RR (p = 0): k states.  ERR, G = 1, or any G reduced
+(p = 1): k(k+1)/2, i.e. 55 at k = 10 and 210 at k = 20.  ERR with every grade,
+default gains, G = 3 (p = 3): C(k + 3, 4), i.e. 715 at k = 10 and 8,855 at k = 20.
 Judged documents cut this down: only unjudged ones branch.
 """
 
@@ -88,8 +100,8 @@ def stop_classes(instance) -> list[StopClass]:
 class CascadeStates:
     """The reachable states of one list's cascade, rank by rank (pure Python, no model)."""
 
-    def __init__(self, instance, name: str, ranking: tuple, classes: list[StopClass]):
-        self.name, self.ranking, self.classes = name, ranking, classes
+    def __init__(self, instance, name: str, ranking: tuple, classes: list[StopClass], open_classes: list[int]):
+        self.name, self.ranking, self.classes, self.open_classes = name, ranking, classes, open_classes
         self.partial = [o for o, cls in enumerate(classes) if cls.stop not in (0.0, 1.0)]
         self.class_of_judged = {}
         for doc in ranking:
@@ -105,7 +117,7 @@ class CascadeStates:
 
     def classes_at(self, doc) -> list[int]:
         judged = self.class_of_judged.get(doc)
-        return list(range(len(self.classes))) if judged is None else [judged]
+        return self.open_classes if judged is None else [judged]
 
     def next_state(self, n: tuple, o: int):
         stop = self.classes[o].stop
@@ -133,11 +145,24 @@ def state_label(n: tuple) -> str:
 class Cascade(Formulation):
     family_name = "state-expanded cascade (RR, ERR)"
 
+    def __init__(self, extreme_grades: bool = True):
+        self.extreme_grades = extreme_grades
+
+    def unjudged_grades(self, instance) -> tuple[int, ...]:
+        """Grades an unjudged document is given in the model (see the reduction above)."""
+        if self.extreme_grades and not instance.limits:
+            return (0, instance.max_grade)
+        return tuple(range(instance.max_grade + 1))
+
     def build(self, instance, direction, *, case=None, lam=None):
         m = new_model(instance, direction, "state-expanded cascade MILP")
-        classes = stop_classes(instance)
-        cascades = [CascadeStates(instance, "A", instance.a, classes),
-                    CascadeStates(instance, "B", instance.b, classes)]
+        classes, grades = stop_classes(instance), self.unjudged_grades(instance)
+        for (doc, grade), var in m.x.items():
+            if grade not in grades:
+                var.fix(0)
+        open_classes = [o for o, cls in enumerate(classes) if set(cls.grades) & set(grades)]
+        cascades = [CascadeStates(instance, "A", instance.a, classes, open_classes),
+                    CascadeStates(instance, "B", instance.b, classes, open_classes)]
 
         # -- index sets ---------------------------------------------------------
         states, arcs, leaving, agreeing = [], [], [], []
@@ -148,8 +173,8 @@ class Cascade(Formulation):
                 if doc in cascade.class_of_judged:
                     continue
                 leaving += [(X, i, state_label(n)) for n in at_rank]
-                agreeing += [(X, i, classes[o].label) for o in range(len(classes))]
-                arcs += [(X, i, state_label(n), classes[o].label) for n in at_rank for o in range(len(classes))]
+                agreeing += [(X, i, classes[o].label) for o in open_classes]
+                arcs += [(X, i, state_label(n), classes[o].label) for n in at_rank for o in open_classes]
         m.STATES = pyo.Set(initialize=states, dimen=3, ordered=True, doc="(list X, rank i, reachable state n)")
         m.ARCS = pyo.Set(initialize=arcs, dimen=4, ordered=True,
                          doc="(X, i, n, stop class o) at ranks holding an unjudged document")
@@ -175,7 +200,7 @@ class Cascade(Formulation):
         label_to_class = {cls.label: o for o, cls in enumerate(classes)}
         m.leave_state = pyo.Constraint(
             pyo.Set(initialize=leaving, dimen=3, ordered=True),
-            rule=lambda m, X, i, n: sum(m.t[X, i, n, cls.label] for cls in classes) == m.s[X, i, n],
+            rule=lambda m, X, i, n: sum(m.t[X, i, n, classes[o].label] for o in open_classes) == m.s[X, i, n],
             doc="an occupied state leaves rank i along exactly one arc")
         m.class_agrees = pyo.Constraint(
             pyo.Set(initialize=agreeing, dimen=3, ordered=True),
