@@ -72,3 +72,11 @@ def _exact(instance, **options):
 
 
 register_method("exact", _exact)
+
+from .heuristics.greedy import greedy  # noqa: E402  (heuristics register after the registry exists)
+from .heuristics.tabu import tabu  # noqa: E402
+from .heuristics.tc_err import tc_err  # noqa: E402
+
+register_method("greedy", lambda inst, **kw: greedy(inst))
+register_method("tabu", lambda inst, **kw: tabu(inst, **_only(kw, "seed", "iterations", "tenure", "restarts")))
+register_method("tc-err", lambda inst, **kw: tc_err(inst, **_only(kw, "p", "depth")))

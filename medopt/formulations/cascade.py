@@ -230,7 +230,8 @@ class Cascade(Formulation):
 
         m.score_a = pyo.Expression(expr=score(cascades[0]), doc="M(A) = sum (c_o / i) reach(n) t[A,i,n,o]")
         m.score_b = pyo.Expression(expr=score(cascades[1]), doc="M(B), the same over B's arcs")
-        m.objective = pyo.Objective(expr=direction_sign(direction) * (m.score_a - m.score_b), sense=pyo.maximize)
+        m.objective = pyo.Objective(expr=direction_sign(direction) * (m.score_a - m.score_b), sense=pyo.maximize,
+                                    doc="maximise ERR (or RR) of the better list minus the other")
         return m
 
 

@@ -102,9 +102,12 @@ def binary_and(m, name: str, pairs: dict, doc: str) -> None:
     keys = list(pairs)
     y = pyo.Var(keys, domain=pyo.Binary, doc=doc)
     m.add_component(name, y)
-    m.add_component(f"{name}_le_first", pyo.Constraint(keys, rule=lambda m, *k: y[k] <= pairs[k][0]))
-    m.add_component(f"{name}_le_second", pyo.Constraint(keys, rule=lambda m, *k: y[k] <= pairs[k][1]))
-    m.add_component(f"{name}_ge_both", pyo.Constraint(keys, rule=lambda m, *k: y[k] >= pairs[k][0] + pairs[k][1] - 1))
+    m.add_component(f"{name}_le_first", pyo.Constraint(keys, rule=lambda m, *k: y[k] <= pairs[k][0],
+                                                       doc="product <= first factor"))
+    m.add_component(f"{name}_le_second", pyo.Constraint(keys, rule=lambda m, *k: y[k] <= pairs[k][1],
+                                                        doc="product <= second factor"))
+    m.add_component(f"{name}_ge_both", pyo.Constraint(keys, rule=lambda m, *k: y[k] >= pairs[k][0] + pairs[k][1] - 1,
+                                                      doc="product >= first + second - 1"))
 
 
 def assignment_from(m, values: dict) -> dict:

@@ -30,10 +30,11 @@ class DotProduct(Formulation):
         sign = direction_sign(direction)
         m.score_a = pyo.Expression(expr=weighted_gain_sum(m, instance, instance.a), doc="M(A), linear in x")
         m.score_b = pyo.Expression(expr=weighted_gain_sum(m, instance, instance.b), doc="M(B), linear in x")
-        tail = 0.0
+        difference = sign * (m.score_a - m.score_b)
         if instance.residual:
-            tail = instance.metric.tail_weight(len(instance.full_a if direction == "a" else instance.full_b))
-        m.objective = pyo.Objective(expr=sign * (m.score_a - m.score_b) + tail, sense=pyo.maximize)
+            difference += instance.metric.tail_weight(len(instance.full_a if direction == "a" else instance.full_b))
+        m.objective = pyo.Objective(expr=difference, sense=pyo.maximize,
+                                    doc="maximise the better list's score minus the other's")
         return m
 
 

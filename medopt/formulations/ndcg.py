@@ -73,7 +73,8 @@ class NDCG(Formulation):
                 m.GRADES, rule=lambda m, g: m.at_least[g] == capped[g] if capped[g] < k else m.at_least[g] >= k,
                 doc="fix min(k, C_g) to the case's profile")
             m.denominator = pyo.Expression(expr=case.denominator, doc="IDCG of this profile (a constant)")
-            m.objective = pyo.Objective(expr=m.numerator * (1.0 / case.denominator), sense=pyo.maximize)
+            m.objective = pyo.Objective(expr=m.numerator * (1.0 / case.denominator), sense=pyo.maximize,
+                                        doc="maximise N / IDCG(profile): the nDCG difference in this case")
             return m
         m = self._base(instance, direction, f"nDCG, Dinkelbach step lam={lam!r}")
         largest = {g: judged_count(instance, g) + len(instance.unjudged) for g in m.GRADES}
@@ -83,14 +84,16 @@ class NDCG(Formulation):
             for j in range(1, judged_count(instance, g) + 1):
                 m.u[g, j].fix(1)  # judged documents: these counts are known
         m.unary_order = pyo.Constraint(
-            [(g, j) for (g, j) in m.UNARY if j > 1], rule=lambda m, g, j: m.u[g, j] <= m.u[g, j - 1],
+            [(g, j) for (g, j) in m.UNARY if j > judged_count(instance, g) + 1],
+            rule=lambda m, g, j: m.u[g, j] <= m.u[g, j - 1],
             doc="u[g,m] <= u[g,m-1]")
         m.unary_count = pyo.Constraint(m.GRADES, rule=lambda m, g: sum(m.u[g, j] for j in range(1, largest[g] + 1))
                                        == m.at_least[g], doc="sum_m u[g,m] = C_g")
         m.denominator = pyo.Expression(
             expr=sum(steps[g] * log2_discount(j) * m.u[g, j] for (g, j) in m.UNARY if j <= k),
             doc="IDCG@k = sum_g (gain(g)-gain(g-1)) sum_{m<=k} u[g,m]/log2(m+1)")
-        m.objective = pyo.Objective(expr=m.numerator - lam * m.denominator, sense=pyo.maximize)
+        m.objective = pyo.Objective(expr=m.numerator - lam * m.denominator, sense=pyo.maximize,
+                                    doc="Dinkelbach: maximise N - lam * IDCG")
         return m
 
     def cases(self, instance):

@@ -58,6 +58,7 @@ def sum_of_precisions(m, instance, ranking):
 class PrecisionSums(Formulation):
     family_name = "sum of precisions (SSP, AP, AP(norm=min))"
     ratio = True  # AP; SSP shares the module with a constant denominator (strategies_for)
+    strategies = ("enumerate", "dinkelbach")
 
     def _base(self, instance, direction, name):
         m = new_model(instance, direction, name)
@@ -74,7 +75,8 @@ class PrecisionSums(Formulation):
     def build(self, instance, direction, *, case=None, lam=None):
         if instance.metric.family == "SSP":
             m = self._base(instance, direction, "SSP MILP")
-            m.objective = pyo.Objective(expr=m.numerator * (1.0 / instance.metric.cutoff), sense=pyo.maximize)
+            m.objective = pyo.Objective(expr=m.numerator * (1.0 / instance.metric.cutoff), sense=pyo.maximize,
+                                        doc="maximise SP(better)/k - SP(other)/k")
             return m
         return self.build_ratio(instance, direction, case=case, lam=lam)
 
@@ -87,7 +89,8 @@ class PrecisionSums(Formulation):
             m.fix_relevant_count = pyo.Constraint(
                 expr=m.relevant_count >= r if at_least else m.relevant_count == r, doc="the case's R")
             m.denominator = pyo.Expression(expr=case.denominator, doc="R or min(k, R): a constant here")
-            m.objective = pyo.Objective(expr=m.numerator * (1.0 / case.denominator), sense=pyo.maximize)
+            m.objective = pyo.Objective(expr=m.numerator * (1.0 / case.denominator), sense=pyo.maximize,
+                                        doc="maximise N / D: the AP difference in this case")
             return m
         m = self._base(instance, direction, f"AP, Dinkelbach step lam={lam!r}")
         if cutoff is None:
@@ -96,11 +99,17 @@ class PrecisionSums(Formulation):
             largest = judged_count(instance, instance.metric.p("rel")) + len(instance.unjudged)
             m.UNARY = pyo.RangeSet(1, max(largest, 1))
             m.u = pyo.Var(m.UNARY, domain=pyo.Binary, doc="u[m] = 1 iff R >= m")
-            m.unary_order = pyo.Constraint(m.UNARY, rule=lambda m, j: m.u[j] <= m.u[j - 1] if j > 1 else pyo.Constraint.Skip)
+            judged = judged_count(instance, instance.metric.p("rel"))
+            for j in range(1, judged + 1):
+                m.u[j].fix(1)  # judged relevant documents: these counts are known
+            m.unary_order = pyo.Constraint(
+                m.UNARY, rule=lambda m, j: m.u[j] <= m.u[j - 1] if j > judged + 1 else pyo.Constraint.Skip,
+                doc="u[m] <= u[m-1]")
             m.unary_count = pyo.Constraint(expr=sum(m.u[j] for j in m.UNARY) == m.relevant_count,
                                            doc="sum_m u[m] = R")
             m.denominator = pyo.Expression(expr=sum(m.u[j] for j in m.UNARY if j <= cutoff), doc="D = min(k, R)")
-        m.objective = pyo.Objective(expr=m.numerator - lam * m.denominator, sense=pyo.maximize)
+        m.objective = pyo.Objective(expr=m.numerator - lam * m.denominator, sense=pyo.maximize,
+                                    doc="Dinkelbach: maximise N - lam * D")
         return m
 
     def min_cutoff(self, instance):
@@ -109,7 +118,7 @@ class PrecisionSums(Formulation):
         return metric.cutoff if metric.family == "AP" and metric.p("norm") == "min" else None
 
     def strategies_for(self, instance):
-        return ("direct",) if instance.metric.family == "SSP" else ("enumerate", "dinkelbach")
+        return ("direct",) if instance.metric.family == "SSP" else self.strategies
 
     def cases(self, instance):
         judged = judged_count(instance, instance.metric.p("rel"))

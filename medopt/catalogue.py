@@ -1,0 +1,285 @@
+"""The models/ catalogue: every formulation's program exactly as the code builds it.
+
+Per formulation module, a Markdown page (its math, strategies, the Pyomo model built
+for Moffat's X3/X4 example, the certified MED) and LP exports of the example's models.
+``python -m medopt.catalogue models`` regenerates everything; tests/test_catalogue.py
+regenerates into a temporary directory and fails on drift, so nothing generated may
+depend on time, paths or solver timings.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import os
+import re
+import sys
+import tempfile
+from collections import namedtuple
+from pathlib import Path
+
+from .errors import MedoptError
+from .instance import build_instance
+
+EXAMPLES = {
+    # Moffat, eq. 6: only A (relevant) and E (non-relevant) judged; his Tables 2 and 3
+    "moffat-x3x4": (tuple("ABCDEFGHJK"), tuple("ADBECGFJLH"), {"A": 1, "E": 0}),
+    # Tan & Clarke's P@5 / RR example (Moffat's eq. 1): MED(P@5) = 0.2, MED(RR) = 0.5
+    "tan-clarke-x1x2": (tuple("ABCDE"), tuple("BCFDA"), {"A": 0, "C": 1, "F": 0}),
+}
+CATALOGUE_EXAMPLE = "moffat-x3x4"
+FAMILY_METRICS = {  # module -> metrics exported; the first one's model is shown on the page
+    "dot_product": ("SDCG@10", "P@10", "DCG@10", "RBP(p=0.95)"),
+    "ndcg": ("nDCG@10",),
+    "precision_sums": ("AP@10", "AP(norm=min)@10", "SSP@10"),
+    "cascade": ("ERR@10", "RR@10"),
+    "q_measure": ("Q@10",),
+}
+STRATEGY_TEXT = {
+    "direct": "one model per direction; its maximum is that direction's largest difference.",
+    "enumerate": "one model per case of the denominator (`cases()`, a constant in each); the answer is the "
+                 "largest case optimum. The LP file is the case holding the optimum.",
+    "dinkelbach": "maximise N - lam D, raising lam to the ratio of each solution until the optimum is 0. "
+                  "The LP file is the last step: lam = the direction's MED, so its optimum is 0.",
+}
+SOLVERS = ("highs", "cpsat")
+
+
+# what export_model built: lam is the Dinkelbach parameter, case the enumerated case's label
+Export = namedtuple("Export", "metric direction strategy lam case model")
+
+
+def _solve_direction(formulation, instance, direction, strategy):
+    from .solvers.exact import STRATEGIES, Clock
+
+    solved = STRATEGIES[strategy](formulation, instance, direction, "highs", Clock(None))
+    if not solved.proven or solved.assignment is None or not (solved.log or strategy != "enumerate"):
+        raise MedoptError(f"{instance.metric}: the {strategy} solve of direction {direction} found no optimum")
+    return solved
+
+
+def export_model(metric, example_name: str, *, direction: str = "a", strategy: str | None = None,
+                 lam: float | None = None, case: str | None = None, path=None) -> Export:
+    """Build one direction's model of a worked example; write it as an LP file when ``path`` is given.
+
+    Ratio metrics: by default the last Dinkelbach step (lam = the direction's exact MED,
+    optimum 0); with strategy 'enumerate', the case holding the optimum (or ``case``, a label).
+    """
+    from .formulations import formulation_for
+
+    if example_name not in EXAMPLES:
+        raise MedoptError(f"unknown example {example_name!r}; choose one of {', '.join(EXAMPLES)}")
+    a, b, judgments = EXAMPLES[example_name]
+    if direction not in ("a", "b"):
+        raise MedoptError(f"direction must be 'a' or 'b', got {direction!r}")
+    instance = build_instance(metric, a, b, judgments)
+    formulation = formulation_for(instance.metric)
+    available = formulation.strategies_for(instance)
+    strategy = strategy or available[-1]  # the exact solver's default
+    if strategy not in available:
+        raise MedoptError(f"{instance.metric}: strategy {strategy!r} not available (choose from {', '.join(available)})")
+    if lam is not None and strategy != "dinkelbach":
+        raise MedoptError("lam applies to strategy 'dinkelbach' only")
+    if case is not None and strategy != "enumerate":
+        raise MedoptError("case applies to strategy 'enumerate' only")
+    if strategy == "direct":
+        model = formulation.build(instance, direction)
+    elif strategy == "dinkelbach":
+        if lam is None:  # the evaluator's value of the optimal assignment, not the solver's float
+            lam = instance.difference(_solve_direction(formulation, instance, direction, strategy).assignment, direction)
+        model = formulation.build(instance, direction, lam=lam)
+    else:
+        cases = {c.label: c for c in formulation.cases(instance)}
+        if case is None:  # the first case whose optimum is the direction's maximum
+            log = _solve_direction(formulation, instance, direction, strategy).log
+            best = max(objective for _, objective, _ in log)
+            case = next(label for label, objective, _ in log if objective >= best - 1e-9)
+        if case not in cases:
+            raise MedoptError(f"{instance.metric}: no case {case!r}; cases: {'; '.join(cases)}")
+        model = formulation.build(instance, direction, case=cases[case])
+    if path is not None:
+        write_lp(model, path)
+    return Export(str(instance.metric), direction, strategy, lam, case, model)
+
+
+def _write_atomically(path, write) -> None:
+    """write(temporary name) in the target's directory, then os.replace: no reader sees half a file."""
+    path = Path(path)
+    try:
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=path.suffix)
+    except OSError as error:
+        raise MedoptError(f"cannot write {path}: {error.strerror}") from None
+    os.close(handle)
+    try:
+        write(temporary)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, path)
+    finally:
+        Path(temporary).unlink(missing_ok=True)
+
+
+def write_lp(model, path) -> None:
+    """CPLEX LP file with Pyomo's symbolic names (x[B,1] is written x(B_1))."""
+    from pyomo.opt import ProblemFormat  # cpxlp is what "lp" means; Pyomo warns on "lp" with a .lp name
+
+    _write_atomically(path, lambda name: model.write(name, format=ProblemFormat.cpxlp,
+                                                     io_options={"symbolic_solver_labels": True}))
+
+
+def _write_text(path, lines) -> None:
+    _write_atomically(path, lambda name: Path(name).write_text("\n".join(lines), encoding="utf-8"))
+
+
+def _abridged(text: str, limit: int = 400) -> str:
+    return text if len(text) <= limit else text[:limit] + f" ... ({len(text)} characters; full form in the LP file)"
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def _index_text(component) -> str:
+    if not component.is_indexed():
+        return ""
+    sets = list(component.index_set().subsets())
+    if all(component.model().component(s.local_name) is s for s in sets):  # declared sets, not inline ones
+        return "[" + ", ".join(s.name for s in sets) + "]"
+    return f"[{_plural(len(component.index_set()), 'key')} given inline]"
+
+
+def describe_model(model) -> str:
+    """Markdown list of every component of a built Pyomo model, in declaration order."""
+    import pyomo.environ as pyo
+
+    lines = [f"Model name: `{model.name.strip(chr(39))}`", ""]  # Pyomo quotes names holding spaces
+    for c in model.component_objects(descend_into=False):
+        doc, head = f": {c.doc}" if c.doc else "", f"- **{c.ctype.__name__}** `{c.name}{_index_text(c)}`"
+        first = next(iter(c.values()), None) if hasattr(c, "values") else None
+        if c.ctype in (pyo.Set, pyo.RangeSet):
+            members = " (" + ", ".join(map(str, c.data())) + ")" if len(c) <= 12 else ""
+            lines.append(f"{head}, {_plural(len(c), 'member')}{members}{doc}")
+        elif c.ctype is pyo.Var:
+            fixed = sum(1 for v in c.values() if v.fixed)
+            lines.append(f"{head}, {_plural(len(c), 'variable')}, domain {'-' if first is None else first.domain.name}"
+                         f"{f', {fixed} fixed' if fixed else ''}{doc}")
+        elif c.ctype in (pyo.Constraint, pyo.Expression, pyo.Objective):
+            size = ""
+            if c.ctype is pyo.Objective:
+                size = ", maximize" if first.sense == pyo.maximize else ", minimize"
+            elif c.ctype is pyo.Constraint or c.is_indexed():
+                size = ", " + _plural(len(c), "row" if c.ctype is pyo.Constraint else "expression")
+            lines.append(head + size + doc)
+            if first is not None:
+                lines.append(f"  - {f'e.g. `{first.name}`: ' if c.is_indexed() else ''}`{_abridged(str(first.expr))}`")
+        else:
+            lines.append(head + doc)
+    return "\n".join(lines) + "\n"
+
+
+def slug(metric: str, strategy: str | None = None) -> str:
+    """File-name form of a metric string: SDCG@10 -> sdcg_at_10, AP(norm=min)@10 -> ap_normmin_at_10."""
+    text = re.sub(r"[()=,]", lambda m: "_" if m[0] in "(," else "", metric.lower().replace("@", "_at_"))
+    return text.strip("_") + (f"_{strategy}" if strategy else "")
+
+
+def write_page(directory: Path, module_name: str) -> dict:
+    """One formulation module's page and LP files; returns its row of the README index."""
+    import medopt
+    from .formulations import _FAMILIES, formulation_for
+
+    module = importlib.import_module(f"medopt.formulations.{module_name}")
+    families = [f for f, m in _FAMILIES.items() if m == module_name]
+    a, b, judgments = EXAMPLES[CATALOGUE_EXAMPLE]
+    lp_rows, lp_files, med_rows, strategies_of, shown = [], [], [], {}, None
+    for metric in FAMILY_METRICS.get(module_name, tuple(f"{f}@10" for f in families)):
+        instance = build_instance(metric, a, b, judgments)
+        available = strategies_of[str(instance.metric)] = formulation_for(instance.metric).strategies_for(instance)
+        for strategy in available:
+            results = [medopt.med(metric, a, b, judgments, method="exact", solver=s, strategy=strategy) for s in SOLVERS]
+            higher, certified = results[0].direction, all(r.certified for r in results)
+            med_rows.append(f"| {instance.metric} | {strategy} | " + " | ".join(
+                f"{round(r.value, 6) + 0.0:.6f}" for r in results) + f" | {higher.upper()} | {'yes' if certified else 'NO'} |")
+            file_name = slug(str(instance.metric), None if strategy == available[-1] else strategy) + ".lp"
+            exported = export_model(metric, CATALOGUE_EXAMPLE, direction=higher, strategy=strategy,
+                                    path=directory / file_name)
+            detail = f"lam = {exported.lam!r}" if exported.lam is not None else (
+                f"case `{exported.case}`" if exported.case else "")
+            lp_rows.append(f"| {instance.metric} | {strategy} | {higher.upper()} | {detail} | [{file_name}]({file_name}) |")
+            lp_files.append(file_name)
+            if shown is None and strategy == available[-1]:
+                shown = exported
+    by_strategies = {}
+    for metric, available in strategies_of.items():
+        by_strategies.setdefault(available, []).append(metric)
+    strategy_lines = [f"- {', '.join(ms)}: {', '.join(f'`{s}`' for s in av)} (default `{av[-1]}`)"
+                      for av, ms in by_strategies.items()]
+    strategies = list(dict.fromkeys(s for av in by_strategies for s in av))
+    what = {"direct": "", "dinkelbach": f", the last Dinkelbach step (lam = {shown.lam!r}, optimum 0)",
+            "enumerate": f", the case `{shown.case}` holding the optimum"}[shown.strategy]
+    _write_text(directory / f"{module_name}.md", [
+        f"# {module.FORMULATION.family_name}", "",
+        f"Formulation module `medopt/formulations/{module_name}.py`. Generated by "
+        "`python -m medopt.catalogue models` from the code: do not edit.", "",
+        f"Metric families: {', '.join(families)}. Exported here: {', '.join(strategies_of)}.", "",
+        "## The program", "",
+        "The module's own description (sets, variables, constraints, objective, linearisation, fractional "
+        "handling); the grade variables `x[d,g]` and `one_grade` are shared by every model, see the "
+        "[README](README.md).", "",
+        "```text", inspect.cleandoc(module.__doc__ or ""), "```", "",
+        "## Strategies", "", *strategy_lines, *[f"- `{s}`: {STRATEGY_TEXT[s]}" for s in strategies], "",
+        "## Model for Moffat's X3/X4 at k = 10", "",
+        f"X3 = {' '.join(a)}; X4 = {' '.join(b)}; judged {', '.join(f'{d} = {g}' for d, g in judgments.items())}; "
+        f"every other document is unjudged. Metric {shown.metric}, direction "
+        f"{'A over B' if shown.direction == 'a' else 'B over A'} (the list the MED favours), strategy "
+        f"`{shown.strategy}`{what}. Every component, in the order the code declares it:", "",
+        describe_model(shown.model),
+        "## LP files", "",
+        "Written by `medopt export -m METRIC --example moffat-x3x4 --direction D --strategy S -o FILE`.", "",
+        "| metric | strategy | direction | model | file |", "|---|---|---|---|---|", *lp_rows, "",
+        "## MED of the example", "",
+        "Solved with `medopt.med(..., method=\"exact\", solver=..., strategy=...)`; certified = re-scored by "
+        "the metric evaluator, bound met, solver optimal (SPEC 5).", "",
+        "| metric | strategy | HiGHS | CP-SAT | higher list | certified by both |", "|---|---|---|---|---|---|",
+        *med_rows, "",
+    ])
+    return {"row": f"| {module.FORMULATION.family_name} | {', '.join(families)} | {', '.join(strategies)} | "
+                   f"[{module_name}.md]({module_name}.md) | {', '.join(f'[{f}]({f})' for f in lp_files)} |",
+            "files": [f"{module_name}.md", *lp_files]}
+
+
+def write_catalogue(directory) -> list[str]:
+    """Regenerate models/ (pages, LP files, README.md); returns the file names written."""
+    from .formulations import _FAMILIES, common
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    modules = [m for m in dict.fromkeys(_FAMILIES.values()) if importlib.util.find_spec(f"{__package__}.formulations.{m}")]
+    pages = [write_page(directory, name) for name in modules]
+    a, b, _ = EXAMPLES[CATALOGUE_EXAMPLE]
+    _write_text(directory / "README.md", [
+        "# The MED formulation catalogue", "",
+        "Generated by `python -m medopt.catalogue models` from the code in `medopt/formulations/`; "
+        "`tests/test_catalogue.py` regenerates it and fails when these files drift. Do not edit by hand.", "",
+        "Each page gives a formulation's program (from its module docstring), its strategies, every Pyomo "
+        f"component of the model the code builds for Moffat's example (X3 = {' '.join(a)}, X4 = {' '.join(b)}, "
+        "A judged relevant, E judged non-relevant, k = 10), and the example's MED "
+        "certified with HiGHS and CP-SAT. The `.lp` files are those models for the direction the MED "
+        "favours (CPLEX LP format, Pyomo's symbolic names: `x[B,1]` is `x(B_1)`); any solver reads them.", "",
+        "| family | metrics | strategies | page | LP files |", "|---|---|---|---|---|",
+        *[page["row"] for page in pages], "",
+        "## Shared by every model", "",
+        "```text", inspect.cleandoc(common.__doc__ or ""), "```", "",
+        "## Other examples", "",
+        "`medopt export --example NAME` also knows: "
+        + ", ".join(f"`{n}`" for n in EXAMPLES if n != CATALOGUE_EXAMPLE) + ".", "",
+    ])
+    return ["README.md"] + [name for page in pages for name in page["files"]]
+
+
+if __name__ == "__main__":
+    target = Path(sys.argv[1] if len(sys.argv) > 1 else "models")
+    written = write_catalogue(target)
+    print("\n".join(str(target / name) for name in written))
+    for stale in sorted(p.name for p in target.glob("*") if p.suffix in (".md", ".lp") and p.name not in written):
+        print(f"stale (not generated any more; delete it): {target / stale}", file=sys.stderr)

@@ -1,0 +1,197 @@
+"""Moffat's greedy for MED-AP (Section 5, eq. 13): a lower bound, not an exact method.
+
+For one direction (the better list X, the worse list Y) the difference is a
+ratio ``(SP(X) - SP(Y)) / norm(R)``: the sum of precisions of each list over its
+top k, divided by R (trec_eval), min(k, R) (``norm=min``) or, for SSP, by k.
+Starting from the judgments alone (every unjudged document non-relevant), the
+greedy repeatedly makes relevant the unjudged document whose eq. 13 weight
+difference ``w_X(d) - w_Y(d)`` -- the increase of ``SP(X) - SP(Y)`` if d becomes
+relevant -- is the largest positive one.  The weights are recomputed after each
+assignment, as eq. 13 requires, because they depend on the documents already
+relevant:
+
+    w_X(x_i) = (1 + #relevant above rank i) / i + sum_{j > i, x_j relevant} 1/j
+
+After every step the ratio is evaluated, and the best ratio seen over both
+directions (including each direction's starting point) is returned.  Every grade
+``>= rel`` is the same for AP, so a document made relevant gets grade ``rel``.
+
+The sum-of-precisions kernel here (``SumOfPrecisions``) is shared with the tabu
+search of ``tabu.py``; it is a fast local evaluator only -- every answer is
+re-scored independently by :func:`medopt.result.certify`.
+"""
+
+from __future__ import annotations
+
+import time
+
+from ..errors import MedoptError
+from ..instance import Instance
+from ..metrics.base import count_relevant
+from ..result import MedResult, certify
+
+IMPROVEMENT = 1e-12  # a weight difference below this is numerical noise, not an increase
+
+
+def upper_bound_for(instance: Instance) -> float:
+    """The trivial proven bound (imported lazily: the exact solvers pull in Pyomo)."""
+    from ..solvers.exact import trivial_bound
+    return trivial_bound(instance)
+
+
+def reject_limits(instance: Instance, method: str) -> None:
+    if instance.limits:
+        raise MedoptError(f"{method} does not support relevance limits")
+
+
+def flip_weights(relevant: list) -> tuple[list, float]:
+    """Eq. 13 weight of every rank of one list, and the list's sum of precisions.
+
+    The weight of rank i is how much SP changes when the document there flips
+    (gained if it is non-relevant now, lost if it is relevant):
+    ``(1 + #relevant above i) / i + sum_{j > i relevant} 1/j``.
+    """
+    length = len(relevant)
+    weights = [0.0] * length
+    tail = 0.0
+    for index in range(length - 1, -1, -1):
+        weights[index] = tail
+        if relevant[index]:
+            tail += 1.0 / (index + 1)
+    above, total = 0, 0.0
+    for index in range(length):
+        own = (above + 1) / (index + 1)
+        weights[index] += own
+        if relevant[index]:
+            total += own
+            above += 1
+    return weights, total
+
+
+class SumOfPrecisions:
+    """One direction of MED-AP / MED-SSP as a 0-1 problem over the unjudged documents.
+
+    ``state`` holds the binary relevance of every rank of the better and the worse
+    list; ``relevant_count`` is R over the whole collection (judged relevant
+    documents anywhere plus the unjudged ones currently relevant).
+    """
+
+    def __init__(self, instance: Instance, direction: str):
+        metric = instance.metric
+        self.instance, self.direction = instance, direction
+        self.better, self.worse = (instance.a, instance.b) if direction == "a" else (instance.b, instance.a)
+        self.scaled = metric.family == "SSP"       # SSP divides by k, AP by R or min(k, R)
+        judgments = instance.judgments
+        self.rel_better = [d in judgments and metric.is_relevant(judgments[d]) for d in self.better]
+        self.rel_worse = [d in judgments and metric.is_relevant(judgments[d]) for d in self.worse]
+        self.judged_relevant = count_relevant(judgments, metric)
+        self.relevant_count = self.judged_relevant
+        rank_better = {d: i for i, d in enumerate(self.better)}
+        rank_worse = {d: i for i, d in enumerate(self.worse)}
+        self.docs = list(instance.unjudged)
+        self.position = {d: (rank_better.get(d, -1), rank_worse.get(d, -1)) for d in self.docs}
+        self.on = dict.fromkeys(self.docs, False)
+        grade = metric.p("rel")
+        self.relevant_grade = grade if grade <= instance.max_grade else None  # None: nothing can be relevant
+
+    # -- the objective ------------------------------------------------------
+    def normaliser(self, relevant_count: int) -> int:
+        if self.scaled:
+            return self.instance.metric.cutoff
+        return self.instance.metric.normaliser(relevant_count)
+
+    def ratio(self, numerator: float, relevant_count: int) -> float:
+        denominator = self.normaliser(relevant_count)
+        return numerator / denominator if denominator > 0 else 0.0
+
+    def weights(self) -> tuple[list, list, float]:
+        """Eq. 13 weights of both lists and the current numerator SP(better) - SP(worse)."""
+        weights_better, sp_better = flip_weights(self.rel_better)
+        weights_worse, sp_worse = flip_weights(self.rel_worse)
+        return weights_better, weights_worse, sp_better - sp_worse
+
+    def gain(self, doc, weights_better, weights_worse) -> float:
+        """Change of the numerator if ``doc`` were relevant (from non-relevant)."""
+        in_better, in_worse = self.position[doc]
+        return ((weights_better[in_better] if in_better >= 0 else 0.0)
+                - (weights_worse[in_worse] if in_worse >= 0 else 0.0))
+
+    def value(self) -> float:
+        return self.ratio(self.weights()[2], self.relevant_count)
+
+    # -- moves --------------------------------------------------------------
+    def flip(self, doc) -> None:
+        state = not self.on[doc]
+        self.on[doc] = state
+        in_better, in_worse = self.position[doc]
+        if in_better >= 0:
+            self.rel_better[in_better] = state
+        if in_worse >= 0:
+            self.rel_worse[in_worse] = state
+        self.relevant_count += 1 if state else -1
+
+    def set(self, relevant_docs) -> None:
+        wanted = set(relevant_docs)
+        for doc in self.docs:
+            if self.on[doc] != (doc in wanted):
+                self.flip(doc)
+
+    def relevant_docs(self) -> list:
+        return [d for d in self.docs if self.on[d]]
+
+    def assignment(self, relevant_docs) -> dict:
+        grade = self.relevant_grade or 0
+        chosen = set(relevant_docs)
+        return {d: (grade if d in chosen else 0) for d in self.docs}
+
+
+def greedy_path(problem: SumOfPrecisions, candidates=None) -> tuple[float, list]:
+    """Run the eq. 13 greedy on ``problem`` from its current state.
+
+    Returns the best ratio seen (the starting state included) and the relevant
+    documents at that point.  ``candidates`` limits the documents that may be
+    made relevant (default: every unjudged document).
+    """
+    remaining = list(problem.docs if candidates is None else candidates)
+    remaining = [d for d in remaining if not problem.on[d]]
+    weights_better, weights_worse, numerator = problem.weights()
+    best_value = problem.ratio(numerator, problem.relevant_count)
+    best_docs = problem.relevant_docs()
+    if problem.relevant_grade is None:
+        return best_value, best_docs
+    while remaining:
+        gains = [problem.gain(d, weights_better, weights_worse) for d in remaining]
+        largest = max(gains)
+        if largest <= IMPROVEMENT:
+            break  # no document raises the better list's lead any more
+        doc = remaining.pop(gains.index(largest))  # ties: first in order of appearance
+        problem.flip(doc)
+        weights_better, weights_worse, numerator = problem.weights()
+        value = problem.ratio(numerator, problem.relevant_count)
+        if value > best_value:
+            best_value, best_docs = value, problem.relevant_docs()
+    return best_value, best_docs
+
+
+def check_ap(instance: Instance, method: str, families=("AP",)) -> None:
+    if instance.metric.family not in families:
+        raise MedoptError(f"method {method!r} computes MED for {' / '.join(families)}, not {instance.metric}")
+    reject_limits(instance, method)
+
+
+def greedy(instance: Instance) -> MedResult:
+    """Moffat's eq. 13 greedy for AP@k, AP and AP(norm=min)@k: a lower bound on MED."""
+    started = time.perf_counter()
+    check_ap(instance, "greedy")
+    best = None
+    steps = {}
+    for direction in ("a", "b"):
+        problem = SumOfPrecisions(instance, direction)
+        value, docs = greedy_path(problem)
+        steps[direction] = len(problem.relevant_docs())
+        if best is None or value > best[0]:
+            best = (value, direction, problem.assignment(docs))
+    value, direction, assignment = best
+    return certify(instance, assignment, direction, upper_bound=upper_bound_for(instance), status="heuristic",
+                   method="greedy", solver=None, started=started, claimed=value,
+                   details={"greedy_steps": steps})
