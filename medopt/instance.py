@@ -8,7 +8,7 @@ scoring of a full assignment with the project's metric evaluators.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Mapping, Sequence
 
@@ -43,6 +43,8 @@ class Instance:
     limits: tuple[RelevanceLimit, ...] = ()
     full_a: tuple = field(default=(), repr=False)   # uncut rankings, for reports
     full_b: tuple = field(default=(), repr=False)
+    fixed: Mapping = field(default_factory=dict)    # unjudged documents fixed by a reduction (in judgments too)
+    chains: tuple = ()                              # documents whose grades are non-increasing along each chain
 
     # -- classification ------------------------------------------------------
     @cached_property
@@ -99,6 +101,46 @@ class Instance:
 
     def difference(self, assignment: Mapping, direction: str) -> float:
         return self.differences(assignment)[direction]
+
+    # -- reductions ----------------------------------------------------------------
+    def reduced(self, direction: str) -> "Instance":
+        """The instance with the dominance reductions of one direction applied.
+
+        Let X be the better list of ``direction`` and Y the other, and call a document
+        X-only when it is unjudged and in X's top k but not in Y's.  Every claim below
+        is about a maximiser of M(X) - M(Y) whose value is >= 0; the other direction
+        then holds the MED or both are exact, so the bound max(bound_a, bound_b) stays valid.
+
+        * worse_only = "zero" (P, DCG, SDCG, RBP, nDCG, SSP, AP, RR, ERR), no "at least"
+          limit: a Y-only document at grade 0.  Raising it leaves M(X)'s numerator alone and
+          cannot lower M(Y)'s numerator; for recall-based metrics it can only raise the shared
+          denominator D.  With N >= 0, (N - delta)/(D + eps) <= N/D.  RR and ERR are
+          non-decreasing in each document's stop probability (dERR/dc_i = reach_i (1/i -
+          sum_{j>i} (c_j/j) prod_{i<l<j}(1-c_l)) >= reach_i (1/i - 1/(i+1)) >= 0).  Zeroing a
+          document keeps every "at most" limit satisfied.
+        * better_only = "sorted" (all but Q, ERR, RR), any limits: X-only documents take
+          non-increasing grades down X.  Swapping the grades of two X-only documents so the
+          larger comes first keeps the multiset of grades (so R, the ideal DCG and every limit)
+          and Y's score, and cannot lower M(X) (its rank weights decrease down the list).
+        * better_only = "top" (RR, ERR), no limits: X-only documents at grade G, since M(X) is
+          non-decreasing in each stop probability and M(Y) does not see them.
+        """
+        better, worse = (self.a, self.b) if direction == "a" else (self.b, self.a)
+        in_better, in_worse = set(better), set(worse)
+        worse_only = [d for d in worse if d in self.unjudged and d not in in_better]
+        better_only = [d for d in better if d in self.unjudged and d not in in_worse]
+        metric, fixed, chains = self.metric, {}, ()
+        if metric.worse_only == "zero" and all(limit.low == 0 for limit in self.limits):
+            fixed.update({d: 0 for d in worse_only})
+        if metric.better_only == "top" and not self.limits:
+            fixed.update({d: self.max_grade for d in better_only})
+        elif metric.better_only == "sorted" and len(better_only) > 1:
+            chains = (tuple(better_only),)
+        if not fixed and not chains:
+            return self
+        judgments = dict(self.judgments)
+        judgments.update(fixed)
+        return replace(self, judgments=judgments, fixed=fixed, chains=chains)
 
     def satisfies_limits(self, assignment: Mapping) -> bool:
         grades = self.collection(assignment)

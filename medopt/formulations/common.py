@@ -31,7 +31,21 @@ def new_model(instance: Instance, direction: str, name: str) -> pyo.ConcreteMode
         m.one_grade = pyo.Constraint(m.UNJUDGED, rule=lambda m, d: sum(m.x[d, g] for g in m.GRADES) <= 1,
                                      doc="at most one positive grade per document (none: grade 0)")
     add_relevance_limits(m, instance)
+    add_grade_chains(m, instance)
     return m
+
+
+def add_grade_chains(m, instance: Instance) -> None:
+    """Dominance (Instance.reduced): grades non-increasing along each chain of documents,
+    as grade(d) >= g  >=  grade(e) >= g  for consecutive d, e and every g."""
+    links = [(d, e, g) for chain in instance.chains for d, e in zip(chain, chain[1:]) for g in m.GRADES]
+    if not links:
+        return
+    m.CHAIN_LINKS = pyo.Set(initialize=links, dimen=3, ordered=True)
+    m.sorted_grades = pyo.Constraint(
+        m.CHAIN_LINKS, rule=lambda m, d, e, g: sum(m.x[d, h] for h in m.GRADES if h >= g)
+        >= sum(m.x[e, h] for h in m.GRADES if h >= g),
+        doc="dominance: better-list-only documents take non-increasing grades down the list")
 
 
 def grade_indicator(m, instance: Instance, doc: str, grade: int):

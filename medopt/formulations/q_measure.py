@@ -89,6 +89,45 @@ def reachable(instance, bounds: dict) -> bool:
     return all(lo[h] <= hi[g] for g in grades for h in grades if g <= h)
 
 
+CUTS = True
+
+
+def add_cuts(m, instance, pairs, key, relevance, size, rel, weight):
+    cuts = []
+    if instance.max_grade > 1:
+        bases = {}
+        for k in pairs:
+            d, e = k[0], k[1]
+            bases.setdefault((d, e), set()).add(k)
+        # note: symmetric keys: (sorted d,e, G) belongs to both orders; only rel(d) orientation matters for others
+        seen = set()
+        for ranking in (instance.a, instance.b):
+            above = []
+            for d in ranking:
+                if d not in instance.judgments:
+                    for e in above:
+                        if (d, e) in seen:
+                            continue
+                        seen.add((d, e))
+                        cuts.append(sum(m.y[key(d, e, g)] for g in m.GRADES if weight[g] != 0) - relevance[d] <= 0)
+                    above.append(d)
+    for ranking in (instance.a, instance.b):
+        for i, d in enumerate(ranking, start=1):
+            if d in instance.judgments:
+                continue
+            for g, limit in size.items():
+                if limit >= i:
+                    continue
+                judged_above = sum(1 for e in ranking[: i - 1] if e in instance.judgments and instance.grading.cap(instance.judgments[e]) >= g)
+                lhs = sum(m.y[key(d, e, h)] for e in ranking[: i - 1] if e not in instance.judgments for h in m.GRADES if h >= g)
+                lhs = lhs + judged_above * relevance[d] + sum(m.x[d, h] for h in m.GRADES if h >= max(g, rel))
+                cuts.append(lhs - limit * relevance[d] <= 0)
+    if cuts:
+        m.cuts = pyo.ConstraintList(doc="valid inequalities")
+        for c in cuts:
+            m.cuts.add(c)
+
+
 class QMeasure(Formulation):
     family_name = "Q-measure (profile enumeration, linearised products)"
     ratio = True
@@ -166,6 +205,8 @@ class QMeasure(Formulation):
                     above.append(d)
         if pairs:
             binary_and(m, "y", pairs, doc="y[d,e,g] = 1 iff d is relevant and e (ranked above d) has grade g")
+        if CUTS:
+            add_cuts(m, instance, pairs, key, relevance, size, rel, weight)
 
         def score(ranking):
             total, judged_above, unjudged_above = 0, 0.0, []

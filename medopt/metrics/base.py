@@ -91,6 +91,12 @@ class Metric(ABC):
     needs_cutoff: ClassVar[bool] = False
     recall_based: ClassVar[bool] = False
     binary: ClassVar[bool] = False          # relevance is grade >= rel
+    # Dominance facts the exact models may use (proved in instance.Instance.reduced):
+    # worse_only: "zero" -- an unjudged document only in the worse list's top k is best left at grade 0.
+    # better_only: "sorted" -- better-list-only documents can take non-increasing grades down the list;
+    #              "top" -- they are best at the top grade G (no side constraints).
+    worse_only: ClassVar[str | None] = "zero"
+    better_only: ClassVar[str | None] = "sorted"
     doc: ClassVar[str] = ""
 
     # -- value semantics -------------------------------------------------

@@ -28,6 +28,7 @@ class Precision(Metric):
 
 @register
 class ReciprocalRank(Metric):
+    better_only = "top"
     family = "RR"
     PARAMS = {"rel": REL}
     binary = True

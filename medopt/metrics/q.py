@@ -10,6 +10,8 @@ from .precision import REL
 
 @register
 class Q(Metric):
+    worse_only = None  # Q(worse) can fall when its R grows: no dominance claimed
+    better_only = None
     family = "Q"
     PARAMS = {
         "beta": Param(float, 1.0, non_negative, "weight of cumulative gain, >= 0"),

@@ -49,6 +49,23 @@ class Outcome:
     bound: float           # proven upper bound on the model's maximum (inf when none)
     values: object | None  # ComponentMap VarData -> value, rounded for integer columns
     seconds: float
+    x: np.ndarray | None = None  # the same values in column order
+
+
+def linear_vector(expression, matrix: MatrixModel) -> tuple[np.ndarray, float]:
+    """(coefficients in column order, constant) of a linear Pyomo expression over the model's columns."""
+    from pyomo.repn import generate_standard_repn
+
+    repn = generate_standard_repn(expression, compute_values=True, quadratic=False)
+    if repn.nonlinear_expr is not None:
+        raise MedoptError("expected a linear expression")
+    position = {id(var): j for j, var in enumerate(matrix.columns)}
+    vector = np.zeros(len(matrix.columns))
+    for var, coefficient in zip(repn.linear_vars, repn.linear_coefs):
+        if id(var) not in position:
+            raise MedoptError(f"variable {var.name} appears in no constraint or objective of the model")
+        vector[position[id(var)]] += coefficient
+    return vector, float(repn.constant)
 
 
 def compile_model(model) -> MatrixModel:
@@ -87,16 +104,16 @@ def solve(model, solver: str = "highs", time_limit: float | None = None) -> Outc
         return Outcome("timeout", math.nan, math.inf, None, 0.0)
     if not matrix.columns:  # nothing to decide (every document judged): the objective is a constant
         from pyomo.common.collections import ComponentMap
-        return Outcome("optimal", matrix.offset, matrix.offset, ComponentMap(), 0.0)
+        return Outcome("optimal", matrix.offset, matrix.offset, ComponentMap(), 0.0, np.zeros(0))
     return (solve_highs if solver == "highs" else solve_cpsat)(matrix, time_limit)
 
 
-def _values(matrix: MatrixModel, x) -> tuple[dict, float]:
-    x = np.asarray(x, dtype=float)
-    x = np.where(matrix.integer, np.round(x), x)
+def _values(matrix: MatrixModel, x) -> tuple[dict, float, np.ndarray]:
     from pyomo.common.collections import ComponentMap
 
-    return ComponentMap(zip(matrix.columns, x)), float(matrix.c @ x + matrix.offset)
+    x = np.asarray(x, dtype=float)
+    x = np.where(matrix.integer, np.round(x), x)
+    return ComponentMap(zip(matrix.columns, x)), float(matrix.c @ x + matrix.offset), x
 
 
 def solve_highs(matrix: MatrixModel, time_limit: float | None) -> Outcome:
@@ -132,14 +149,14 @@ def solve_highs(matrix: MatrixModel, time_limit: float | None) -> Outcome:
     if status == highspy.HighsModelStatus.kInfeasible:
         return Outcome("infeasible", math.nan, -math.inf, None, seconds)
     has_solution = info.primal_solution_status == 2  # kSolutionStatusFeasible
-    values, objective = _values(matrix, h.getSolution().col_value) if has_solution else (None, math.nan)
+    values, objective, x = _values(matrix, h.getSolution().col_value) if has_solution else (None, math.nan, None)
     if status == highspy.HighsModelStatus.kOptimal:
         bound = info.mip_dual_bound if matrix.integer.any() else info.objective_function_value
         if not math.isfinite(bound):
             bound = info.objective_function_value
-        return Outcome("optimal", objective, max(bound, objective), values, seconds)
+        return Outcome("optimal", objective, max(bound, objective), values, seconds, x)
     bound = info.mip_dual_bound if matrix.integer.any() else math.inf
-    return Outcome("timeout", objective, bound if math.isfinite(bound) else math.inf, values, seconds)
+    return Outcome("timeout", objective, bound if math.isfinite(bound) else math.inf, values, seconds, x)
 
 
 def solve_cpsat(matrix: MatrixModel, time_limit: float | None) -> Outcome:
@@ -177,9 +194,9 @@ def solve_cpsat(matrix: MatrixModel, time_limit: float | None) -> Outcome:
     seconds = time.perf_counter() - started
     if status == cp_model.INFEASIBLE:
         return Outcome("infeasible", math.nan, -math.inf, None, seconds)
-    values, objective = (_values(matrix, [solver.value(v) for v in variables])
-                         if status in (cp_model.OPTIMAL, cp_model.FEASIBLE) else (None, math.nan))
+    values, objective, x = (_values(matrix, [solver.value(v) for v in variables])
+                            if status in (cp_model.OPTIMAL, cp_model.FEASIBLE) else (None, math.nan, None))
     bound = (solver.best_objective_bound + rounding) / scale + matrix.offset
     if status == cp_model.OPTIMAL:
-        return Outcome("optimal", objective, max(bound, objective), values, seconds)
-    return Outcome("timeout", objective, bound if math.isfinite(bound) else math.inf, values, seconds)
+        return Outcome("optimal", objective, max(bound, objective), values, seconds, x)
+    return Outcome("timeout", objective, bound if math.isfinite(bound) else math.inf, values, seconds, x)

@@ -14,14 +14,12 @@ import math
 import time
 from dataclasses import dataclass, field
 
-import pyomo.environ as pyo
-
 from ..errors import MedoptError
 from ..formulations import formulation_for
 from ..formulations.common import assignment_from
 from ..instance import Instance
 from ..result import MedResult, certify
-from .backends import SOLVERS, solve
+from .backends import SOLVERS, compile_model, linear_vector, solve
 
 DINKELBACH_TOLERANCE = 1e-11
 MAX_DINKELBACH_STEPS = 100
@@ -58,17 +56,7 @@ class Clock:
         return None if self.deadline is None else self.deadline - time.perf_counter()
 
 
-def _load(model, values) -> None:
-    """Put solved values into the model's variables; a variable the objective and
-    constraints never mention is free to be anything, and is set to 0."""
-    for var in model.component_data_objects(pyo.Var, descend_into=True):
-        if not var.fixed:
-            var.set_value(0, skip_validation=True)
-    for var, value in values.items():
-        var.set_value(value, skip_validation=True)
-
-
-def solve_direct(formulation, instance, direction, solver, clock) -> DirectionResult:
+def solve_direct(formulation, instance, direction, solver, clock, start: float = 0.0) -> DirectionResult:
     result = DirectionResult()
     model = formulation.build(instance, direction)
     outcome = solve(model, solver, clock.remaining())
@@ -82,7 +70,7 @@ def solve_direct(formulation, instance, direction, solver, clock) -> DirectionRe
     return result
 
 
-def solve_cases(formulation, instance, direction, solver, clock) -> DirectionResult:
+def solve_cases(formulation, instance, direction, solver, clock, start: float = 0.0) -> DirectionResult:
     result = DirectionResult()
     feasible_cases = 0
     for case in formulation.cases(instance):
@@ -114,20 +102,34 @@ def solve_cases(formulation, instance, direction, solver, clock) -> DirectionRes
     return result
 
 
-def solve_dinkelbach(formulation, instance, direction, solver, clock) -> DirectionResult:
+def solve_dinkelbach(formulation, instance, direction, solver, clock, start: float = 0.0) -> DirectionResult:
+    """Build and compile the model once; each step only changes the objective vector N - lam D.
+
+    ``start`` is any lam >= 0, typically a difference already reached: if F(start) <= eps
+    the direction cannot beat it, and one solve settles the direction."""
+    from pyomo.common.errors import InfeasibleConstraintException
+
     result = DirectionResult()
-    lam, smallest = 0.0, formulation.min_denominator(instance)
+    smallest = formulation.min_denominator(instance)
+    model = formulation.build(instance, direction, lam=0.0)
+    try:
+        matrix = compile_model(model)
+    except InfeasibleConstraintException:
+        raise MedoptError("no assignment satisfies the relevance limits") from None
+    numerator, numerator_constant = linear_vector(model.numerator, matrix)
+    denominator, denominator_constant = linear_vector(model.denominator, matrix)
+    lam = max(0.0, start)
     for _ in range(MAX_DINKELBACH_STEPS):
-        model = formulation.build(instance, direction, lam=lam)
-        outcome = solve(model, solver, clock.remaining())
+        matrix.c = numerator - lam * denominator
+        matrix.offset = numerator_constant - lam * denominator_constant
+        outcome = solve(matrix, solver, clock.remaining())
         result.solves += 1
         if outcome.status == "infeasible":
             raise MedoptError("no assignment satisfies the relevance limits")
-        if outcome.values is not None:
-            _load(model, outcome.values)
-            numerator, denominator = pyo.value(model.numerator), pyo.value(model.denominator)
-            ratio = numerator / denominator if denominator > 0 else 0.0
-            result.offer(ratio, assignment_from(model, outcome.values))
+        if outcome.x is not None:
+            top = float(numerator @ outcome.x + numerator_constant)
+            bottom = float(denominator @ outcome.x + denominator_constant)
+            result.offer(top / bottom if bottom > 0 else 0.0, assignment_from(model, outcome.values))
         gap = max(outcome.bound, 0.0) / smallest if math.isfinite(outcome.bound) else math.inf
         result.bound = lam + gap if math.isfinite(gap) else trivial_bound(instance)
         result.log.append((lam, outcome.objective, outcome.bound))
@@ -142,11 +144,23 @@ def solve_dinkelbach(formulation, instance, direction, solver, clock) -> Directi
     return result
 
 
+def rank_rule_guess(instance: Instance, direction: str) -> tuple[float, dict]:
+    """A cheap feasible-looking start: Tan & Clarke's rule (top grade where the document ranks
+    higher in the better list, else 0), its difference re-scored by the evaluators.
+    Returns (difference, assignment); (-inf, None) when it breaks a relevance limit."""
+    better, worse = (instance.rank_a, instance.rank_b) if direction == "a" else (instance.rank_b, instance.rank_a)
+    far = len(instance.a) + len(instance.b) + 1
+    assignment = {d: instance.max_grade if better.get(d, far) < worse.get(d, far) else 0 for d in instance.unjudged}
+    if not instance.satisfies_limits(assignment):
+        return -math.inf, None
+    return instance.differences(assignment)[direction], assignment
+
+
 STRATEGIES = {"direct": solve_direct, "enumerate": solve_cases, "dinkelbach": solve_dinkelbach}
 
 
 def exact(instance: Instance, *, solver: str | None = None, time_limit: float | None = None,
-          strategy: str = "auto", **_ignored) -> MedResult:
+          strategy: str = "auto", reduce: bool = True, **_ignored) -> MedResult:
     started = time.perf_counter()
     solver = solver or "highs"
     if solver not in SOLVERS:
@@ -158,13 +172,22 @@ def exact(instance: Instance, *, solver: str | None = None, time_limit: float | 
     if strategy not in available:
         raise MedoptError(f"{instance.metric}: strategy {strategy!r} not available (choose from {', '.join(available)})")
     clock = Clock(time_limit)
-    directions = {d: STRATEGIES[strategy](formulation, instance, d, solver, clock) for d in ("a", "b")}
+    directions, guesses = {}, {d: rank_rule_guess(instance, d) for d in ("a", "b")}
+    reached = max(guess[0] for guess in guesses.values())  # a difference some assignment reaches
+    for direction in sorted(guesses, key=lambda d: -guesses[d][0]):  # the likelier winner first
+        reduced = instance.reduced(direction) if reduce else instance
+        outcome = STRATEGIES[strategy](formulation, reduced, direction, solver, clock, start=reached)
+        if outcome.assignment is not None:
+            outcome.assignment.update(reduced.fixed)
+        outcome.offer(*guesses[direction])
+        reached = max(reached, outcome.value)
+        directions[direction] = outcome
     best_direction = max(directions, key=lambda d: directions[d].value)
     best = directions[best_direction]
     proven = all(r.proven for r in directions.values())
     bound = max(r.bound for r in directions.values())
     assignment = best.assignment if best.assignment is not None else {d: 0 for d in instance.unjudged}
-    details = {"strategy": strategy, "solves": sum(r.solves for r in directions.values())}
+    details = {"strategy": strategy, "solves": sum(r.solves for r in directions.values()), "reduced": reduce}
     return certify(instance, assignment, best_direction, upper_bound=bound,
                    status="optimal" if proven else "timeout", method="exact", solver=solver, started=started,
                    claimed=best.value if math.isfinite(best.value) else None, details=details)
