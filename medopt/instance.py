@@ -44,7 +44,8 @@ class Instance:
     full_a: tuple = field(default=(), repr=False)   # uncut rankings, for reports
     full_b: tuple = field(default=(), repr=False)
     fixed: Mapping = field(default_factory=dict)    # unjudged documents fixed by a reduction (in judgments too)
-    chains: tuple = ()                              # documents whose grades are non-increasing along each chain
+    dominance: tuple = ()                           # pairs (d, e): some maximiser has grade(d) >= grade(e)
+    dominance_keys: Mapping = field(default_factory=dict)  # doc -> (rank in better, rank in worse)
 
     # -- classification ------------------------------------------------------
     @cached_property
@@ -118,10 +119,15 @@ class Instance:
           non-decreasing in each document's stop probability (dERR/dc_i = reach_i (1/i -
           sum_{j>i} (c_j/j) prod_{i<l<j}(1-c_l)) >= reach_i (1/i - 1/(i+1)) >= 0).  Zeroing a
           document keeps every "at most" limit satisfied.
-        * better_only = "sorted" (all but Q, ERR, RR), any limits: X-only documents take
-          non-increasing grades down X.  Swapping the grades of two X-only documents so the
-          larger comes first keeps the multiset of grades (so R, the ideal DCG and every limit)
-          and Y's score, and cannot lower M(X) (its rank weights decrease down the list).
+        * better_only = "sorted" (P, DCG, SDCG, nDCG, RBP, SSP, AP), any limits: rank
+          dominance.  Write r_X(d) for d's rank in X's top k (infinity when absent).  If
+          r_X(d) <= r_X(e) and r_Y(d) >= r_Y(e), some maximiser has grade(d) >= grade(e):
+          swapping the two grades when grade(d) < grade(e) keeps the multiset of grades (so
+          R, the ideal DCG and every limit), moves the larger grade up (or into) X, which
+          cannot lower a DCG or a sum of precisions with decreasing rank weights, and down
+          (or out of) Y, which cannot raise Y's.  This holds for every assignment, whatever
+          the sign of the difference.  Only the covering pairs are kept (no e' strictly
+          between d and e), which implies the rest by transitivity.
         * better_only = "top" (RR, ERR), no limits: X-only documents at grade G, since M(X) is
           non-decreasing in each stop probability and M(Y) does not see them.
         """
@@ -129,18 +135,26 @@ class Instance:
         in_better, in_worse = set(better), set(worse)
         worse_only = [d for d in worse if d in self.unjudged and d not in in_better]
         better_only = [d for d in better if d in self.unjudged and d not in in_worse]
-        metric, fixed, chains = self.metric, {}, ()
+        metric, fixed, dominance = self.metric, {}, ()
         if metric.worse_only == "zero" and all(limit.low == 0 for limit in self.limits):
             fixed.update({d: 0 for d in worse_only})
         if metric.better_only == "top" and not self.limits:
             fixed.update({d: self.max_grade for d in better_only})
-        elif metric.better_only == "sorted" and len(better_only) > 1:
-            chains = (tuple(better_only),)
-        if not fixed and not chains:
+        elif metric.better_only == "sorted":
+            free = [d for d in self.unjudged if d not in fixed]
+            keys = dominance_keys(free, better, worse)
+            dominance = rank_dominance(free, keys)
+        if not fixed and not dominance:
             return self
         judgments = dict(self.judgments)
         judgments.update(fixed)
-        return replace(self, judgments=judgments, fixed=fixed, chains=chains)
+        return replace(self, judgments=judgments, fixed=fixed, dominance=dominance,
+                       dominance_keys=keys if dominance else {})
+
+    def dominates(self, d, e) -> bool:
+        """Whether the reduction's rank dominance puts grade(d) >= grade(e) (a partial order)."""
+        keys = self.dominance_keys
+        return d in keys and e in keys and keys[d][0] <= keys[e][0] and keys[d][1] >= keys[e][1]
 
     def satisfies_limits(self, assignment: Mapping) -> bool:
         grades = self.collection(assignment)
@@ -149,6 +163,29 @@ class Instance:
             if count < limit.low or (limit.high is not None and count > limit.high):
                 return False
         return True
+
+
+def dominance_keys(docs, better, worse) -> dict:
+    """doc -> (rank in the better list, rank in the worse list), absent = deeper than both."""
+    deep = len(better) + len(worse) + 1
+    rank_better, rank_worse = {d: i for i, d in enumerate(better)}, {d: i for i, d in enumerate(worse)}
+    return {d: (rank_better.get(d, deep), rank_worse.get(d, deep)) for d in docs}
+
+
+def rank_dominance(docs, key: dict) -> tuple:
+    """Covering pairs (d, e) of the order: d above or level with e in the better list and
+    below or level with e in the worse one.  The rest follows by transitivity.  O(n^2)."""
+    pairs = []
+    for e in docs:
+        better_e, worse_e = key[e]
+        dominators = [d for d in docs if d != e and key[d][0] <= better_e and key[d][1] >= worse_e]
+        dominators.sort(key=lambda d: (-key[d][0], key[d][1]))  # nearest to e in the better list first
+        lowest = None
+        for d in dominators:
+            if lowest is None or key[d][1] < lowest:  # nothing found so far lies between d and e
+                pairs.append((d, e))
+                lowest = key[d][1]
+    return tuple(pairs)
 
 
 def _ranking(name: str, value) -> tuple:

@@ -95,9 +95,11 @@ def test_greedy_assigns_the_relevance_threshold_grade():
                                       max_grade=3, method="enumerate").value
 
 
-def test_greedy_nothing_can_be_relevant_when_rel_exceeds_the_top_grade():
-    result = medopt.med("AP(rel=3)@3", ["a", "b"], ["b", "c"], {"c": 1}, max_grade=2, method="greedy")
-    assert result.value == 0.0 and set(result.assignment.values()) == {0}
+def test_heuristics_when_rel_exceeds_the_top_grade():
+    for metric, method in (("SSP(rel=3)@3", "tabu"), ("AP(rel=3)@3", "tabu"), ("AP(rel=3)@3", "greedy")):
+        result = medopt.med(metric, ["a", "b"], ["b", "c"], {"c": 1}, max_grade=2, method=method)
+        assert result.value == 0.0 and set(result.assignment.values()) == {0}
+        assert "claimed_value" not in result.details
 
 
 def test_greedy_rejects_other_metrics_and_limits():

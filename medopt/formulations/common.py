@@ -31,21 +31,21 @@ def new_model(instance: Instance, direction: str, name: str) -> pyo.ConcreteMode
         m.one_grade = pyo.Constraint(m.UNJUDGED, rule=lambda m, d: sum(m.x[d, g] for g in m.GRADES) <= 1,
                                      doc="at most one positive grade per document (none: grade 0)")
     add_relevance_limits(m, instance)
-    add_grade_chains(m, instance)
+    add_dominance(m, instance)
     return m
 
 
-def add_grade_chains(m, instance: Instance) -> None:
-    """Dominance (Instance.reduced): grades non-increasing along each chain of documents,
-    as grade(d) >= g  >=  grade(e) >= g  for consecutive d, e and every g."""
-    links = [(d, e, g) for chain in instance.chains for d, e in zip(chain, chain[1:]) for g in m.GRADES]
+def add_dominance(m, instance: Instance) -> None:
+    """Rank dominance (Instance.reduced): grade(d) >= grade(e) for each pair, written per
+    threshold as  [grade(d) >= g] >= [grade(e) >= g]  for every g."""
+    links = [(d, e, g) for d, e in instance.dominance for g in m.GRADES]
     if not links:
         return
-    m.CHAIN_LINKS = pyo.Set(initialize=links, dimen=3, ordered=True)
-    m.sorted_grades = pyo.Constraint(
-        m.CHAIN_LINKS, rule=lambda m, d, e, g: sum(m.x[d, h] for h in m.GRADES if h >= g)
+    m.DOMINANCE = pyo.Set(initialize=links, dimen=3, ordered=True)
+    m.dominance = pyo.Constraint(
+        m.DOMINANCE, rule=lambda m, d, e, g: sum(m.x[d, h] for h in m.GRADES if h >= g)
         >= sum(m.x[e, h] for h in m.GRADES if h >= g),
-        doc="dominance: better-list-only documents take non-increasing grades down the list")
+        doc="rank dominance: d ranks higher in the better list and lower in the other, so grade(d) >= grade(e)")
 
 
 def grade_indicator(m, instance: Instance, doc: str, grade: int):
@@ -110,18 +110,28 @@ def add_relevance_limits(m, instance: Instance) -> None:
     m.relevance_limit = pyo.Constraint(m.LIMITS, rule=rule, doc="user limits on relevant documents per grade")
 
 
-def binary_and(m, name: str, pairs: dict, doc: str) -> None:
+def binary_and(m, name: str, pairs: dict, doc: str, signs: dict | None = None) -> None:
     """y[p] = u[p] * v[p] for binary expressions u, v, linearised exactly:
-    y <= u, y <= v, y >= u + v - 1 (exact because every factor is 0 or 1)."""
+    y <= u, y <= v, y >= u + v - 1 (exact because every factor is 0 or 1).
+
+    With ``signs`` (the sign of y's coefficient in a maximised objective, y appearing
+    nowhere else) only the side that binds is kept: a maximiser pushes a y with a
+    positive coefficient up to min(u, v) = u v, so y <= u, y <= v suffice; one with a
+    negative coefficient down to max(0, u + v - 1) = u v, so y >= u + v - 1 suffices.
+    Every x keeps its true objective value at the best y and no y can exceed it."""
     keys = list(pairs)
+    sign = (lambda k: signs[k]) if signs is not None else (lambda k: 0)
     y = pyo.Var(keys, domain=pyo.Binary, doc=doc)
     m.add_component(name, y)
-    m.add_component(f"{name}_le_first", pyo.Constraint(keys, rule=lambda m, *k: y[k] <= pairs[k][0],
-                                                       doc="product <= first factor"))
-    m.add_component(f"{name}_le_second", pyo.Constraint(keys, rule=lambda m, *k: y[k] <= pairs[k][1],
-                                                        doc="product <= second factor"))
-    m.add_component(f"{name}_ge_both", pyo.Constraint(keys, rule=lambda m, *k: y[k] >= pairs[k][0] + pairs[k][1] - 1,
-                                                      doc="product >= first + second - 1"))
+    m.add_component(f"{name}_le_first", pyo.Constraint(
+        keys, rule=lambda m, *k: y[k] <= pairs[k][0] if sign(k) >= 0 else pyo.Constraint.Skip,
+        doc="product <= first factor"))
+    m.add_component(f"{name}_le_second", pyo.Constraint(
+        keys, rule=lambda m, *k: y[k] <= pairs[k][1] if sign(k) >= 0 else pyo.Constraint.Skip,
+        doc="product <= second factor"))
+    m.add_component(f"{name}_ge_both", pyo.Constraint(
+        keys, rule=lambda m, *k: y[k] >= pairs[k][0] + pairs[k][1] - 1 if sign(k) <= 0 else pyo.Constraint.Skip,
+        doc="product >= first + second - 1"))
 
 
 def assignment_from(m, values: dict) -> dict:

@@ -4,9 +4,12 @@ Relevance b_d (grade >= rel) is linear in x.  The sum of precisions of list X,
 SP(X) = sum_i b_{x_i} P@i = sum_i (1/i) b_{x_i} (1 + sum_{j<i} b_{x_j})
       = sum_i b_{x_i} / i + sum_{j<i} y[x_j, x_i] / i,
 is quadratic; each product of two unjudged relevances is a binary
-y[d, e] = b_d b_e (y <= b_d, y <= b_e, y >= b_d + b_e - 1), exact because both
-factors are 0 or 1.  A product with a judged document is the other factor or 0.
-One y per unordered pair of documents, shared by A and B when both lists hold it.
+y[d, e] = b_d b_e, exact because both factors are 0 or 1.  A product with a judged
+document is the other factor or 0.  One y per unordered pair of documents, with its
+net weight in N = sign (SP(A) - SP(B)) (pairs in both lists combine; a zero weight
+drops the pair).  Only the binding side of the linearisation is kept: y <= b_d and
+y <= b_e for a positive weight, y >= b_d + b_e - 1 for a negative one (the maximiser
+drives y to the product either way, common.binary_and).
 
 SSP@k = SP / k: a MILP.  AP@k = SP / R, R = #relevant documents of the collection
 (judged anywhere + assigned), and AP(norm=min)@k = SP / min(k, R): ratios, solved
@@ -24,35 +27,59 @@ from .base import Case, Formulation
 from .common import binary_and, count_at_least, direction_sign, judged_count, new_model, relevant_at
 
 
-def relevance_products(m, instance):
-    """Declare y[d, e] for every pair of unjudged documents ranked together in A or B."""
-    pairs = {}
-    for ranking in (instance.a, instance.b):
-        for i, later in enumerate(ranking):
-            for earlier in ranking[:i]:
+def pair_weights(instance, direction) -> dict:
+    """Net coefficient of b_d b_e in N = sign * (SP(A) - SP(B)), per unordered pair of unjudged documents."""
+    sign = direction_sign(direction)
+    weights = {}
+    for ranking, side in ((instance.a, sign), (instance.b, -sign)):
+        for i, later in enumerate(ranking, start=1):
+            for earlier in ranking[: i - 1]:
                 if earlier in instance.judgments or later in instance.judgments:
                     continue
                 key = tuple(sorted((earlier, later)))
-                pairs[key] = (relevant_at(m, instance, key[0]), relevant_at(m, instance, key[1]))
-    binary_and(m, "both_relevant", pairs, doc="y[d,e] = b_d * b_e")
+                weights[key] = weights.get(key, 0.0) + side / i
+    return weights
+
+
+def relevance_products(m, instance, direction):
+    """Declare y[d, e] for every pair of unjudged documents whose product N needs.
+
+    Under rank dominance (Instance.reduced) grade(d) >= grade(e) makes b_d b_e = b_e:
+    such a pair needs no product variable, its weight goes to b_e's linear term."""
+    weights, m.dominated_weight = {}, {}
+    for (d, e), w in pair_weights(instance, direction).items():
+        if abs(w) <= 1e-15:
+            continue
+        lower = e if instance.dominates(d, e) else d if instance.dominates(e, d) else None
+        if lower is None:
+            weights[(d, e)] = w
+        else:
+            m.dominated_weight[lower] = m.dominated_weight.get(lower, 0.0) + w
+    m.pair_weight = weights
+    pairs = {k: (relevant_at(m, instance, k[0]), relevant_at(m, instance, k[1])) for k in weights}
+    binary_and(m, "both_relevant", pairs, doc="y[d,e] = b_d * b_e",
+               signs={k: 1 if w > 0 else -1 for k, w in weights.items()})
+
+
+def numerator_expression(m, instance, direction):
+    """N = sign * (SP(A) - SP(B)): the linear terms b_d / i, and every pair once with its net weight."""
+    sign = direction_sign(direction)
+    total = 0
+    for ranking, side in ((instance.a, sign), (instance.b, -sign)):
+        for i, doc in enumerate(ranking, start=1):
+            total += relevant_at(m, instance, doc) * (side / i)
+            for earlier in ranking[: i - 1]:
+                if earlier in instance.judgments or doc in instance.judgments:
+                    total += product_term(m, instance, earlier, doc) * (side / i)
+    total += sum(w * relevant_at(m, instance, d) for d, w in m.dominated_weight.items())
+    return total + sum(w * m.both_relevant[k] for k, w in m.pair_weight.items())
 
 
 def product_term(m, instance, first, second):
-    """b_first * b_second as a linear term."""
+    """b_first * b_second when at least one of them is judged (a constant or one relevance)."""
     if first in instance.judgments:
         return relevant_at(m, instance, second) if instance.metric.is_relevant(instance.judgments[first]) else 0
-    if second in instance.judgments:
-        return relevant_at(m, instance, first) if instance.metric.is_relevant(instance.judgments[second]) else 0
-    return m.both_relevant[tuple(sorted((first, second)))]
-
-
-def sum_of_precisions(m, instance, ranking):
-    total = 0
-    for i, doc in enumerate(ranking, start=1):
-        total += relevant_at(m, instance, doc) * (1.0 / i)
-        for earlier in ranking[: i - 1]:
-            total += product_term(m, instance, earlier, doc) * (1.0 / i)
-    return total
+    return relevant_at(m, instance, first) if instance.metric.is_relevant(instance.judgments[second]) else 0
 
 
 class PrecisionSums(Formulation):
@@ -62,11 +89,9 @@ class PrecisionSums(Formulation):
 
     def _base(self, instance, direction, name):
         m = new_model(instance, direction, name)
-        relevance_products(m, instance)
-        sign = direction_sign(direction)
-        m.numerator = pyo.Expression(
-            expr=sign * (sum_of_precisions(m, instance, instance.a) - sum_of_precisions(m, instance, instance.b)),
-            doc="N: signed difference of the sums of precisions SP(A) - SP(B)")
+        relevance_products(m, instance, direction)
+        m.numerator = pyo.Expression(expr=numerator_expression(m, instance, direction),
+                                     doc="N: signed difference of the sums of precisions SP(A) - SP(B)")
         m.relevant_count = pyo.Expression(expr=count_at_least(m, instance, instance.metric.p("rel")),
                                           doc="R: relevant documents of the collection")
         return m

@@ -184,14 +184,14 @@ def greedy(instance: Instance) -> MedResult:
     started = time.perf_counter()
     check_ap(instance, "greedy")
     best = None
-    steps = {}
+    path_lengths = {}
     for direction in ("a", "b"):
         problem = SumOfPrecisions(instance, direction)
         value, docs = greedy_path(problem)
-        steps[direction] = len(problem.relevant_docs())
+        path_lengths[direction] = len(problem.relevant_docs())  # documents made relevant before gains ran out
         if best is None or value > best[0]:
             best = (value, direction, problem.assignment(docs))
     value, direction, assignment = best
     return certify(instance, assignment, direction, upper_bound=upper_bound_for(instance), status="heuristic",
                    method="greedy", solver=None, started=started, claimed=value,
-                   details={"greedy_steps": steps})
+                   details={"greedy_path_length": path_lengths})

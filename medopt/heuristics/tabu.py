@@ -59,6 +59,8 @@ def _integer(name: str, value, low: int) -> int:
 def search_variables(problem: SumOfPrecisions) -> tuple[list, list]:
     """(documents searched, documents fixed relevant) under the reductions above."""
     variables, fixed_on = [], []
+    if problem.relevant_grade is None:  # rel above the top grade: nothing can be relevant
+        return variables, fixed_on
     for doc in problem.docs:
         in_better, in_worse = problem.position[doc]
         if in_better < 0:

@@ -1,0 +1,428 @@
+"""Array form of many runs, and array kernels for the closed-form MEDs (P, DCG, SDCG, RBP, nDCG).
+
+``medopt matrix`` compares every pair of many runs on every topic.  One Python call
+per topic pair (``medopt.med``) costs tens of microseconds of bookkeeping around a
+few dozen multiplications, so for the metrics with a closed form this module works
+on whole blocks of topics at once:
+
+* :func:`load_runset` reads TREC runs into integer arrays (documents coded once for
+  all runs) with whole-file operations, and orders each topic exactly as
+  :func:`medopt.io.trec.read_run` does (score descending, ties by docid
+  descending).  Any file the quick parser is not sure about (non-ASCII bytes, a line
+  without six fields, an odd score, a duplicate docid, ...) is read again by
+  ``read_run`` itself, so errors and edge cases are that reader's.
+* :func:`med_rows` computes, for one pair of runs, one metric and a block of topics,
+  Tan & Clarke's closed form or Moffat's Algorithm 1 with NumPy -- the same
+  arithmetic, in the same order, as :mod:`medopt.heuristics.closed_form` and
+  :mod:`medopt.heuristics.alg1` (the tests compare the two on many random topic
+  pairs).
+
+The per-instance methods re-score every assignment before calling a result
+certified (SPEC 5).  Here certification rests on the same proofs (the closed form is
+exact; Algorithm 1 is exact when the top grade is 1) and on the tests that check,
+instance by instance, that these kernels return the certified per-instance values
+and assignments that re-score to them.  Results are marked as the per-instance
+method would mark them, with solver ``numpy``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from .io.trec import _stem, read_run, sort_topics
+from .metrics import Grading, default_max_grade
+from .metrics.base import log2_discount
+
+FAST_METHODS = ("closed-form", "alg1")
+
+# Bytes str.split() treats as whitespace within ASCII text.
+_WHITESPACE = np.zeros(256, dtype=bool)
+_WHITESPACE[list(b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f")] = True
+_NOT_SCORE = str.maketrans("", "", "0123456789.eE+-")
+_NOT_RANK = str.maketrans("", "", "0123456789+-")
+_BLOCK_BYTES = 1 << 24
+
+
+# ---------------------------------------------------------------------------
+# reading runs into arrays
+
+
+@dataclass
+class RunColumns:
+    """One run file: entries grouped by topic, each topic in trec_eval order."""
+
+    name: str
+    path: str
+    topics: list          # local topic strings
+    docs: list            # local docid strings
+    topic_of: np.ndarray  # local topic code of each entry
+    doc_of: np.ndarray    # local doc code of each entry
+
+
+def _blocks(data: bytes):
+    """Pieces of ``data`` of about _BLOCK_BYTES each, cut after a newline."""
+    start = 0
+    while start < len(data):
+        end = data.find(b"\n", min(start + _BLOCK_BYTES, len(data)) - 1) + 1 or len(data)
+        yield data[start:end]
+        start = end
+
+
+def _parse_quickly(path, honour_rank: bool) -> RunColumns | None:
+    """Whole-file parse of a well-formed ASCII run, or None when read_run must decide."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+        if data[:2] == b"\x1f\x8b":
+            data = gzip.decompress(data)
+    except (OSError, EOFError, zlib.error):
+        return None
+    if not data.isascii():
+        return None
+    topic_index, doc_index, runids = {}, {}, set()
+    topic_codes, doc_codes, scores, ranks = [], [], [], []
+    for block in _blocks(data):
+        raw = np.frombuffer(block, dtype=np.uint8)
+        blank = _WHITESPACE[raw]
+        token_start = ~blank
+        token_start[1:] &= blank[:-1]
+        fields_per_line = np.bincount(np.cumsum(raw == 10, dtype=np.int32)[token_start])
+        if not np.all((fields_per_line == 0) | (fields_per_line == 6)):
+            return None
+        tokens = block.decode("ascii").split()
+        score_text, rank_text = tokens[4::6], tokens[3::6]
+        if "".join(score_text).translate(_NOT_SCORE) or "".join(rank_text).translate(_NOT_RANK):
+            return None
+        try:
+            scores.append(np.array(score_text, dtype=np.float64))
+            ranks.append(np.array(rank_text, dtype=np.int64))
+        except (ValueError, OverflowError):
+            return None
+        topic_codes.append(np.array([topic_index.setdefault(t, len(topic_index)) for t in tokens[0::6]], np.int64))
+        doc_codes.append(np.array([doc_index.setdefault(d, len(doc_index)) for d in tokens[2::6]], np.int64))
+        runids.update(tokens[5::6])
+    if not topic_index:
+        return None
+    topic, doc = np.concatenate(topic_codes), np.concatenate(doc_codes)
+    score, rank = np.concatenate(scores), np.concatenate(ranks)
+    if not np.all(np.isfinite(score)):
+        return None
+    pair_keys = np.sort(topic * len(doc_index) + doc)
+    if np.any(pair_keys[1:] == pair_keys[:-1]):
+        return None  # a duplicate docid: read_run names the line
+    docs = list(doc_index)
+    keys = [-score, topic] if not honour_rank else [-score, rank, topic]
+    order = np.lexsort(keys)
+    tied = np.ones(len(order) - 1, dtype=bool)
+    for key in keys:
+        tied &= key[order][1:] == key[order][:-1]
+    if tied.any():  # ties are broken by docid, descending
+        doc_rank = np.empty(len(docs), dtype=np.int64)
+        doc_rank[np.argsort(np.array(docs, dtype=str), kind="stable")] = np.arange(len(docs))
+        order = np.lexsort([-doc_rank[doc]] + keys)
+    name = next(iter(runids)) if len(runids) == 1 else _stem(path)
+    return RunColumns(name, str(path), list(topic_index), docs, topic[order], doc[order])
+
+
+def read_run_columns(path, *, honour_rank: bool = False) -> RunColumns:
+    """A run as arrays; identical order and name to :func:`medopt.io.trec.read_run`."""
+    quick = _parse_quickly(path, honour_rank)
+    if quick is not None:
+        return quick
+    run = read_run(path, honour_rank=honour_rank)  # raises the reader's error, naming the line
+    return columns_from_rankings(run.name, run.rankings, path=run.path)
+
+
+def columns_from_rankings(name: str, rankings: dict, *, path: str = "") -> RunColumns:
+    """A run given as topic -> docids (best first), for runs built in Python rather than read."""
+    topics, doc_index, topic_of, doc_of = list(rankings), {}, [], []
+    for code, topic in enumerate(topics):
+        ranking = rankings[topic]
+        topic_of.extend([code] * len(ranking))
+        doc_of.extend(doc_index.setdefault(d, len(doc_index)) for d in ranking)
+    return RunColumns(name, path or name, topics, list(doc_index), np.array(topic_of, np.int64),
+                      np.array(doc_of, np.int64))
+
+
+@dataclass
+class RunSet:
+    """Many runs and the qrels over one topic list and one document vocabulary.
+
+    Run ``r`` ranks, for topic code ``t``, the documents
+    ``ids[r][start[r][t] : start[r][t] + length[r][t]]`` (doc codes, best first).
+    """
+
+    names: list
+    paths: list
+    topics: list                 # topic code -> topic (sort_topics order)
+    docs: np.ndarray             # doc code -> docid (object array)
+    plain_docs: bool             # no docid needs escaping in JSON
+    ids: list
+    start: list
+    length: list
+    qrels: dict                  # topic -> {doc: grade}, as read
+    judged_keys: np.ndarray      # sorted topic * len(docs) + doc of judged documents in some run
+    judged_grades: np.ndarray    # their grades (capped at the topic's G)
+    max_grade: np.ndarray        # G of each topic
+    ideal_grades: np.ndarray     # positive judged grades of each topic, largest first (ragged) ...
+    ideal_offsets: np.ndarray    # ... topic t: ideal_grades[ideal_offsets[t]:ideal_offsets[t + 1]]
+
+    def ranking(self, run: int, topic: int) -> tuple:
+        begin = self.start[run][topic]
+        return tuple(self.docs[self.ids[run][begin:begin + self.length[run][topic]]].tolist())
+
+    def judgments(self, topic: int) -> dict:
+        return self.qrels.get(self.topics[topic], {})
+
+    def common_topics(self, run_a: int, run_b: int) -> np.ndarray:
+        return np.flatnonzero((self.length[run_a] > 0) & (self.length[run_b] > 0))
+
+
+def load_runset(paths, qrels: dict | None = None, *, honour_rank: bool = False, max_grade: int | None = None,
+                columns: list | None = None) -> RunSet:
+    """Read runs (or take already read ``columns``) and code them over one vocabulary."""
+    columns = columns if columns is not None else [read_run_columns(p, honour_rank=honour_rank) for p in paths]
+    qrels = qrels or {}
+    topics = sort_topics({t for c in columns for t in c.topics})
+    topic_code = {t: i for i, t in enumerate(topics)}
+    doc_code: dict = {}
+    ids, starts, lengths = [], [], []
+    for run in columns:
+        to_global_doc = np.array([doc_code.setdefault(d, len(doc_code)) for d in run.docs], np.int64)
+        to_global_topic = np.array([topic_code[t] for t in run.topics], np.int64)
+        counts = np.bincount(run.topic_of, minlength=len(run.topics))
+        start, length = np.zeros(len(topics), np.int64), np.zeros(len(topics), np.int64)
+        start[to_global_topic] = np.cumsum(counts) - counts  # entries are grouped by local topic code
+        length[to_global_topic] = counts
+        ids.append(to_global_doc[run.doc_of].astype(np.int32 if len(doc_code) < 2 ** 31 else np.int64))
+        starts.append(start)
+        lengths.append(length)
+    n_docs = max(len(doc_code), 1)
+    tops = np.array([max_grade if max_grade is not None else default_max_grade(qrels.get(t)) for t in topics],
+                    np.int64)
+    keys, grades, ideal, ideal_offsets = [], [], [], [0]
+    for t, topic in enumerate(topics):
+        judged = qrels.get(topic, {})
+        capped = {d: min(g, int(tops[t])) for d, g in judged.items()}
+        for d, g in capped.items():
+            code = doc_code.get(d)
+            if code is not None:
+                keys.append(t * n_docs + code)
+                grades.append(g)
+        ideal.extend(sorted((g for g in capped.values() if g > 0), reverse=True))
+        ideal_offsets.append(len(ideal))
+    keys, grades = np.array(keys, np.int64), np.array(grades, np.int64)
+    order = np.argsort(keys)
+    docs = np.empty(len(doc_code), dtype=object)
+    docs[:] = list(doc_code)
+    plain = all(d.isalnum() or json.dumps(d) == f'"{d}"' for d in doc_code)
+    from .cli import run_names
+    return RunSet(run_names(*columns), [c.path for c in columns], topics, docs, plain, ids, starts, lengths,
+                  qrels, keys[order], grades[order], tops, np.array(ideal, np.int64),
+                  np.array(ideal_offsets, np.int64))
+
+
+# ---------------------------------------------------------------------------
+# kernels
+
+
+@dataclass
+class _Side:
+    """The depth-cut entries of one run over a block of topics."""
+
+    doc: np.ndarray     # doc code
+    rank: np.ndarray    # 0-based rank
+    row: np.ndarray     # index of the topic in the block
+    judged: np.ndarray  # bool
+    grade: np.ndarray   # judged grade (capped), 0 when unjudged
+
+
+def _side(runset: RunSet, run: int, topics: np.ndarray, cutoff: int | None) -> _Side:
+    lengths = runset.length[run][topics]
+    if cutoff is not None:
+        lengths = np.minimum(lengths, cutoff)
+    row = np.repeat(np.arange(len(topics)), lengths)
+    rank = np.arange(len(row)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    doc = runset.ids[run][np.repeat(runset.start[run][topics], lengths) + rank].astype(np.int64)
+    judged, grade = np.zeros(len(doc), bool), np.zeros(len(doc), np.int64)
+    if len(runset.judged_keys) and len(doc):
+        keys = topics[row] * max(len(runset.docs), 1) + doc
+        at = np.minimum(np.searchsorted(runset.judged_keys, keys), len(runset.judged_keys) - 1)
+        judged = runset.judged_keys[at] == keys
+        grade = np.where(judged, runset.judged_grades[at], 0)
+    return _Side(doc, rank, row, judged, grade)
+
+
+def _positions(entries: _Side, other: _Side) -> np.ndarray:
+    """Rank of each entry's document in the other list (-1: not in its top k)."""
+    if not len(other.doc) or not len(entries.doc):
+        return np.full(len(entries.doc), -1)
+    stride = max(int(entries.doc.max(initial=0)), int(other.doc.max(initial=0))) + 1
+    keys, other_keys = entries.row * stride + entries.doc, other.row * stride + other.doc
+    order = np.argsort(other_keys, kind="stable")
+    at = np.minimum(np.searchsorted(other_keys[order], keys), len(order) - 1)
+    return np.where(other_keys[order][at] == keys, other.rank[order][at], -1)
+
+
+def _lookup(function, grades: np.ndarray, tops: np.ndarray) -> np.ndarray:
+    """function(grade, Grading(G)) for each (grade, G) pair, calling it once per distinct pair."""
+    if not len(grades):
+        return np.zeros(0)
+    pairs, inverse = np.unique(np.stack([grades, tops]), axis=1, return_inverse=True)
+    values = np.array([function(int(g), Grading(int(top))) for g, top in pairs.T], dtype=np.float64)
+    return values[inverse.reshape(-1)]
+
+
+def _assignments(runset: RunSet, rows: np.ndarray, docs: np.ndarray, grade_of_row: np.ndarray, n: int) -> list:
+    """JSON {docid: grade} per topic row, documents in the order given (rows grouped, ascending)."""
+    names = runset.docs[docs].tolist()
+    bounds = np.searchsorted(rows, np.arange(n + 1)).tolist()
+    out = []
+    for i in range(n):
+        chosen = names[bounds[i]:bounds[i + 1]]
+        grade = int(grade_of_row[i])
+        if not chosen:
+            out.append("{}")
+        elif runset.plain_docs:
+            out.append('{"' + f'": {grade}, "'.join(chosen) + f'": {grade}}}')
+        else:
+            out.append(json.dumps({d: grade for d in chosen}))
+    return out
+
+
+def med_rows(runset: RunSet, run_a: int, run_b: int, metric, method: str, topics: np.ndarray) -> list[tuple]:
+    """``(topic, value, direction, certified, upper_bound, status, assignment_json)`` for each topic code."""
+    topics = np.asarray(topics, dtype=np.int64)
+    a = _side(runset, run_a, topics, metric.cutoff)
+    b = _side(runset, run_b, topics, metric.cutoff)
+    tops = runset.max_grade[topics]
+    kernel = _closed_form if method == "closed-form" else _alg1
+    return kernel(runset, metric, topics, a, b, tops)
+
+
+def _differences(weights, a: _Side, b: _Side):
+    """Weight differences W_A(d) - W_B(d) of the unjudged documents, A's entries then B-only ones."""
+    rank_in_b, rank_in_a = _positions(a, b), _positions(b, a)
+    weight_a, weight_b = weights[a.rank], weights[b.rank]
+    unjudged_a = ~a.judged
+    b_only = ~b.judged & (rank_in_a < 0)
+    difference = np.concatenate([
+        weight_a[unjudged_a] - np.where(rank_in_b >= 0, weights[np.maximum(rank_in_b, 0)], 0.0)[unjudged_a],
+        0.0 - weight_b[b_only]])
+    rows = np.concatenate([a.row[unjudged_a], b.row[b_only]])
+    docs = np.concatenate([a.doc[unjudged_a], b.doc[b_only]])
+    return difference, rows, docs, weight_a, weight_b
+
+
+def _judged_base(function, n, a: _Side, b: _Side, weight_a, weight_b, tops) -> np.ndarray:
+    """sum over judged documents of W_A gain - the same over B (A's sum first, as the per-instance code)."""
+    base = np.zeros(n)
+    for side, weight, sign in ((a, weight_a, 1.0), (b, weight_b, -1.0)):
+        gains = _lookup(function, side.grade[side.judged], tops[side.row[side.judged]])
+        sums = np.bincount(side.row[side.judged], weights=weight[side.judged] * gains, minlength=n)
+        base = base + sums if sign > 0 else base - sums
+    return base
+
+
+def _closed_form(runset, metric, topics, a: _Side, b: _Side, tops) -> list[tuple]:
+    n = len(topics)
+    depth = max(int(a.rank.max(initial=-1)), int(b.rank.max(initial=-1))) + 1
+    weights = np.array(metric.rank_weights(depth), dtype=np.float64)
+    difference, rows, docs, weight_a, weight_b = _differences(weights, a, b)
+    base = _judged_base(metric.unit_gain, n, a, b, weight_a, weight_b, tops)
+    top_unit = _lookup(metric.unit_gain, tops, tops)
+    per_doc_top = top_unit[rows]
+    value_a = base + np.bincount(rows, weights=np.maximum(difference, 0.0) * per_doc_top, minlength=n)
+    value_b = -base + np.bincount(rows, weights=np.maximum(-difference, 0.0) * per_doc_top, minlength=n)
+    direction_b = value_b > value_a
+    value = np.where(direction_b, value_b, value_a)
+    chosen = np.where(direction_b[rows], difference < 0, difference > 0)
+    order = np.argsort(rows[chosen], kind="stable")
+    assignments = _assignments(runset, rows[chosen][order], docs[chosen][order], tops, n)
+    return [(runset.topics[t], float(v), "b" if d else "a", True, float(v), "optimal", s)
+            for t, v, d, s in zip(topics.tolist(), value.tolist(), direction_b.tolist(), assignments)]
+
+
+def _ideal_dcg(runset, metric, topics, tops, extra: int) -> np.ndarray:
+    """IDCG@k with m extra top-grade documents, m = 0..extra, for each topic: shape (n, extra + 1)."""
+    k = metric.cutoff
+    n = len(topics)
+    first, last = runset.ideal_offsets[topics], runset.ideal_offsets[topics + 1]
+    counts = np.minimum(last - first, k)
+    judged = np.zeros((n, k), dtype=np.int64)
+    column = np.arange(k)
+    mask = column[None, :] < counts[:, None]
+    judged[mask] = runset.ideal_grades[(first[:, None] + column[None, :])[mask]]
+    judged_gain = np.where(mask, _lookup(metric.gain, judged.reshape(-1), np.repeat(tops, k)).reshape(n, k), 0.0)
+    top_gain = _lookup(metric.gain, tops, tops)
+    discount = np.array([log2_discount(i) for i in range(1, k + 1)])
+    steps = min(extra, k)
+    profile = np.empty((n, steps + 1, k))
+    for m in range(steps + 1):  # m top-grade documents come first, then the judged gains, largest first
+        profile[:, m, :m] = top_gain[:, None]
+        profile[:, m, m:] = judged_gain[:, :k - m]
+    ideal = np.cumsum(profile * discount, axis=2)[:, :, -1]  # sequential sums, like the per-instance code
+    if extra > steps:
+        ideal = np.concatenate([ideal, np.repeat(ideal[:, -1:], extra - steps, axis=1)], axis=1)
+    return ideal
+
+
+def _alg1(runset, metric, topics, a: _Side, b: _Side, tops) -> list[tuple]:
+    n = len(topics)
+    depth = max(int(a.rank.max(initial=-1)), int(b.rank.max(initial=-1))) + 1
+    weights = np.array([log2_discount(i) for i in range(1, depth + 1)])
+    difference, rows, docs, weight_a, weight_b = _differences(weights, a, b)
+    base = _judged_base(metric.gain, n, a, b, weight_a, weight_b, tops)
+    top_gain = _lookup(metric.gain, tops, tops)
+    source = np.arange(len(rows))
+    ratios, numerators, picks = [], [], []
+    for sign in (1.0, -1.0):
+        gain = (sign * difference) * top_gain[rows]
+        keep = gain > 0
+        order = np.lexsort((source[keep], -gain[keep], rows[keep]))
+        kept_rows, kept_gain = rows[keep][order], gain[keep][order]
+        counts = np.bincount(kept_rows, minlength=n)
+        width = int(counts.max(initial=0))
+        column = np.arange(len(kept_rows)) - np.repeat(np.cumsum(counts) - counts, counts)
+        steps = np.zeros((n, width + 1))
+        steps[:, 0] = sign * base
+        steps[kept_rows, column + 1] = kept_gain
+        numerator = np.cumsum(steps, axis=1)  # sequential, as the per-instance loop adds them
+        ideal = _ideal_dcg(runset, metric, topics, tops, width)
+        valid = (np.arange(width + 1)[None, :] <= counts[:, None]) & (ideal > 0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratios.append(np.where(valid, numerator / np.where(ideal > 0, ideal, 1.0), -np.inf))
+        numerators.append(numerator[np.arange(n), counts])
+        picks.append((kept_rows, docs[keep][order], column))
+    width_a = ratios[0].shape[1]
+    both = np.concatenate(ratios, axis=1)
+    best = np.argmax(both, axis=1)
+    best_value = both[np.arange(n), best]
+    found = best_value > 0
+    value = np.where(found, best_value, 0.0)
+    direction_b = found & (best >= width_a)
+    chosen_count = np.where(found, np.where(direction_b, best - width_a, best), 0)
+    pick_rows, pick_docs = [], []
+    for d, (kept_rows, kept_docs, column) in enumerate(picks):
+        take = (direction_b[kept_rows] == bool(d)) & (column < chosen_count[kept_rows])
+        pick_rows.append(kept_rows[take])
+        pick_docs.append(kept_docs[take])
+    pick_rows, pick_docs = np.concatenate(pick_rows), np.concatenate(pick_docs)
+    order = np.argsort(pick_rows, kind="stable")
+    assignments = _assignments(runset, pick_rows[order], pick_docs[order], tops, n)
+    judged_ideal = _ideal_dcg(runset, metric, topics, tops, 0)[:, 0]
+    largest = np.maximum(np.maximum(numerators[0], numerators[1]), 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        heuristic_bound = np.where(judged_ideal > 0, np.minimum(1.0, largest / judged_ideal), 1.0)
+    binary = tops == 1
+    bound = np.where(binary, value, heuristic_bound)
+    return [(runset.topics[t], float(v), "b" if d else "a", bool(exact), float(u),
+             "optimal" if exact else "heuristic", s)
+            for t, v, d, exact, u, s in zip(topics.tolist(), value.tolist(), direction_b.tolist(),
+                                            binary.tolist(), bound.tolist(), assignments)]
