@@ -29,38 +29,39 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
+import threading
 import zlib
 from dataclasses import dataclass
 
 import numpy as np
 
+from .errors import MedoptError
 from .io.trec import _stem, read_run, sort_topics
 from .metrics import Grading, default_max_grade
 from .metrics.base import log2_discount
 
 FAST_METHODS = ("closed-form", "alg1")
 
-# Bytes str.split() treats as whitespace within ASCII text.
-_WHITESPACE = np.zeros(256, dtype=bool)
-_WHITESPACE[list(b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f")] = True
-_NOT_SCORE = str.maketrans("", "", "0123456789.eE+-")
-_NOT_RANK = str.maketrans("", "", "0123456789+-")
+# Byte classes of ASCII text: 0 part of a token, 1 whitespace to str.split(), 2 newline, 3 anything
+# the quick parser leaves to read_run (other control bytes, non-ASCII).
+_CLASS = np.full(256, 3, dtype=np.uint8)
+_CLASS[32:127] = 0
+_CLASS[list(b" \t\r\x0b\x0c\x1c\x1d\x1e\x1f")] = 1
+_CLASS[10] = 2
+_SCORE_BYTE = np.zeros(256, dtype=bool)
+_SCORE_BYTE[list(b"\x000123456789.eE+-")] = True
 _BLOCK_BYTES = 1 << 24
-
-
-# ---------------------------------------------------------------------------
-# reading runs into arrays
+_WIDEST_TOKEN = 128
 
 
 @dataclass
 class RunColumns:
-    """One run file: entries grouped by topic, each topic in trec_eval order."""
+    """One run file: entries grouped by topic, each topic in trec_eval order; strings as UTF-8 bytes."""
 
     name: str
     path: str
-    topics: list          # local topic strings
-    docs: list            # local docid strings
+    topics: np.ndarray    # local topic strings (bytes array)
+    docs: np.ndarray      # local docid strings (bytes array)
     topic_of: np.ndarray  # local topic code of each entry
     doc_of: np.ndarray    # local doc code of each entry
 
@@ -74,6 +75,52 @@ def _blocks(data: bytes):
         start = end
 
 
+def _tokens(padded: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Tokens as rows of a zero-padded byte matrix (n, widest)."""
+    width = max(int((ends - starts).max(initial=1)), 1)
+    matrix = np.lib.stride_tricks.sliding_window_view(padded, width)[starts]
+    matrix[np.arange(width)[None, :] >= (ends - starts)[:, None]] = 0
+    return matrix
+
+
+def _strings(matrix: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(matrix).view(f"S{matrix.shape[1]}").ravel()
+
+
+def _integers_only(matrix: np.ndarray) -> bool:
+    """Every row reads [+-]?[0-9]+ (rows are zero-padded on the right, no zero byte inside)."""
+    digit = (matrix >= 48) & (matrix <= 57)
+    sign = (matrix[:, 0] == 43) | (matrix[:, 0] == 45)
+    second_digit = digit[:, 1] if matrix.shape[1] > 1 else np.zeros(len(matrix), bool)
+    return bool(np.all((digit[:, 0] | (sign & second_digit)) & np.all(digit[:, 1:] | (matrix[:, 1:] == 0), 1)))
+
+
+def _parse_block(block: bytes, honour_rank: bool):
+    """(topics, docs, ranks, scores, runids) of one block of whole lines, or None."""
+    raw = np.frombuffer(block, dtype=np.uint8)
+    kind = _CLASS[raw]
+    if np.any(kind == 3):
+        return None
+    token = kind == 0
+    starts = np.flatnonzero(token & np.concatenate(([True], ~token[:-1])))
+    ends = np.flatnonzero(token & np.concatenate((~token[1:], [True]))) + 1
+    fields_per_line = np.bincount(np.cumsum(kind == 2, dtype=np.int32)[starts])
+    if not np.all((fields_per_line == 0) | (fields_per_line == 6)):
+        return None
+    if len(starts) and int((ends - starts).max()) > _WIDEST_TOKEN:
+        return None
+    padded = np.concatenate([raw, np.zeros(_WIDEST_TOKEN, np.uint8)])
+    topic, doc, rank, score, runid = (_tokens(padded, starts[i::6], ends[i::6]) for i in (0, 2, 3, 4, 5))
+    if not (_integers_only(rank) and _SCORE_BYTE[score].all()):
+        return None
+    try:
+        ranks = _strings(rank).astype(np.int64) if honour_rank else np.zeros(len(rank), np.int64)
+        scores = _strings(score).astype(np.float64)
+    except (ValueError, OverflowError):
+        return None
+    return _strings(topic), _strings(doc), ranks, scores, np.unique(_strings(runid))
+
+
 def _parse_quickly(path, honour_rank: bool) -> RunColumns | None:
     """Whole-file parse of a well-formed ASCII run, or None when read_run must decide."""
     try:
@@ -83,51 +130,28 @@ def _parse_quickly(path, honour_rank: bool) -> RunColumns | None:
             data = gzip.decompress(data)
     except (OSError, EOFError, zlib.error):
         return None
-    if not data.isascii():
-        return None
-    topic_index, doc_index, runids = {}, {}, set()
-    topic_codes, doc_codes, scores, ranks = [], [], [], []
+    parts = []
     for block in _blocks(data):
-        raw = np.frombuffer(block, dtype=np.uint8)
-        blank = _WHITESPACE[raw]
-        token_start = ~blank
-        token_start[1:] &= blank[:-1]
-        fields_per_line = np.bincount(np.cumsum(raw == 10, dtype=np.int32)[token_start])
-        if not np.all((fields_per_line == 0) | (fields_per_line == 6)):
+        part = _parse_block(block, honour_rank)
+        if part is None:
             return None
-        tokens = block.decode("ascii").split()
-        score_text, rank_text = tokens[4::6], tokens[3::6]
-        if "".join(score_text).translate(_NOT_SCORE) or "".join(rank_text).translate(_NOT_RANK):
-            return None
-        try:
-            scores.append(np.array(score_text, dtype=np.float64))
-            ranks.append(np.array(rank_text, dtype=np.int64))
-        except (ValueError, OverflowError):
-            return None
-        topic_codes.append(np.array([topic_index.setdefault(t, len(topic_index)) for t in tokens[0::6]], np.int64))
-        doc_codes.append(np.array([doc_index.setdefault(d, len(doc_index)) for d in tokens[2::6]], np.int64))
-        runids.update(tokens[5::6])
-    if not topic_index:
+        parts.append(part)
+    if not parts or not sum(len(p[0]) for p in parts):
         return None
-    topic, doc = np.concatenate(topic_codes), np.concatenate(doc_codes)
-    score, rank = np.concatenate(scores), np.concatenate(ranks)
+    topic_text, doc_text, rank, score, runids = (np.concatenate([p[i] for p in parts]) for i in range(5))
     if not np.all(np.isfinite(score)):
         return None
-    pair_keys = np.sort(topic * len(doc_index) + doc)
+    topics, topic = np.unique(topic_text, return_inverse=True)
+    docs, doc = np.unique(doc_text, return_inverse=True)  # codes in docid order: the tie-break
+    topic, doc = topic.reshape(-1), doc.reshape(-1)
+    pair_keys = np.sort(topic * len(docs) + doc)
     if np.any(pair_keys[1:] == pair_keys[:-1]):
         return None  # a duplicate docid: read_run names the line
-    docs = list(doc_index)
-    keys = [-score, topic] if not honour_rank else [-score, rank, topic]
+    keys = [-doc, -score, topic] if not honour_rank else [-doc, -score, rank, topic]
     order = np.lexsort(keys)
-    tied = np.ones(len(order) - 1, dtype=bool)
-    for key in keys:
-        tied &= key[order][1:] == key[order][:-1]
-    if tied.any():  # ties are broken by docid, descending
-        doc_rank = np.empty(len(docs), dtype=np.int64)
-        doc_rank[np.argsort(np.array(docs, dtype=str), kind="stable")] = np.arange(len(docs))
-        order = np.lexsort([-doc_rank[doc]] + keys)
-    name = next(iter(runids)) if len(runids) == 1 else _stem(path)
-    return RunColumns(name, str(path), list(topic_index), docs, topic[order], doc[order])
+    runids = np.unique(runids)
+    name = runids[0].decode() if len(runids) == 1 else _stem(path)
+    return RunColumns(name, str(path), topics, docs, topic[order], doc[order])
 
 
 def read_run_columns(path, *, honour_rank: bool = False) -> RunColumns:
@@ -139,6 +163,12 @@ def read_run_columns(path, *, honour_rank: bool = False) -> RunColumns:
     return columns_from_rankings(run.name, run.rankings, path=run.path)
 
 
+def _encoded(texts) -> np.ndarray:
+    if any("\x00" in t for t in texts):
+        raise MedoptError("document ids and topics with NUL characters are not supported by matrix")
+    return np.array([t.encode("utf-8") for t in texts], dtype=bytes) if texts else np.array([], dtype="S1")
+
+
 def columns_from_rankings(name: str, rankings: dict, *, path: str = "") -> RunColumns:
     """A run given as topic -> docids (best first), for runs built in Python rather than read."""
     topics, doc_index, topic_of, doc_of = list(rankings), {}, [], []
@@ -146,8 +176,8 @@ def columns_from_rankings(name: str, rankings: dict, *, path: str = "") -> RunCo
         ranking = rankings[topic]
         topic_of.extend([code] * len(ranking))
         doc_of.extend(doc_index.setdefault(d, len(doc_index)) for d in ranking)
-    return RunColumns(name, path or name, topics, list(doc_index), np.array(topic_of, np.int64),
-                      np.array(doc_of, np.int64))
+    return RunColumns(name, path or name, _encoded(topics), _encoded(list(doc_index)),
+                      np.array(topic_of, np.int64), np.array(doc_of, np.int64))
 
 
 @dataclass
@@ -161,7 +191,7 @@ class RunSet:
     names: list
     paths: list
     topics: list                 # topic code -> topic (sort_topics order)
-    docs: np.ndarray             # doc code -> docid (object array)
+    docs: np.ndarray             # doc code -> docid (object array of str)
     plain_docs: bool             # no docid needs escaping in JSON
     ids: list
     start: list
@@ -185,46 +215,53 @@ class RunSet:
 
 
 def load_runset(paths, qrels: dict | None = None, *, honour_rank: bool = False, max_grade: int | None = None,
-                columns: list | None = None) -> RunSet:
-    """Read runs (or take already read ``columns``) and code them over one vocabulary."""
+                columns: list | None = None, grade_scale: dict | None = None) -> RunSet:
+    """Read runs (or take already read ``columns``) and code them over one vocabulary.
+
+    Each topic's top grade G is ``max_grade`` if given, else the default of SPEC 1 over the
+    topic's judgments in ``grade_scale`` (default: ``qrels``; a subsample of qrels keeps the
+    scale of the full qrels this way).
+    """
     columns = columns if columns is not None else [read_run_columns(p, honour_rank=honour_rank) for p in paths]
     qrels = qrels or {}
-    topics = sort_topics({t for c in columns for t in c.topics})
+    topic_text = np.unique(np.concatenate([c.topics for c in columns]))
+    topics = sort_topics(t.decode("utf-8") for t in topic_text.tolist())
     topic_code = {t: i for i, t in enumerate(topics)}
-    doc_code: dict = {}
+    doc_text = np.unique(np.concatenate([c.docs for c in columns]))
     ids, starts, lengths = [], [], []
     for run in columns:
-        to_global_doc = np.array([doc_code.setdefault(d, len(doc_code)) for d in run.docs], np.int64)
-        to_global_topic = np.array([topic_code[t] for t in run.topics], np.int64)
+        to_global_doc = np.searchsorted(doc_text, run.docs)
+        to_global_topic = np.array([topic_code[t.decode("utf-8")] for t in run.topics.tolist()], np.int64)
         counts = np.bincount(run.topic_of, minlength=len(run.topics))
         start, length = np.zeros(len(topics), np.int64), np.zeros(len(topics), np.int64)
         start[to_global_topic] = np.cumsum(counts) - counts  # entries are grouped by local topic code
         length[to_global_topic] = counts
-        ids.append(to_global_doc[run.doc_of].astype(np.int32 if len(doc_code) < 2 ** 31 else np.int64))
+        ids.append(to_global_doc[run.doc_of].astype(np.int32 if len(doc_text) < 2 ** 31 else np.int64))
         starts.append(start)
         lengths.append(length)
-    n_docs = max(len(doc_code), 1)
-    tops = np.array([max_grade if max_grade is not None else default_max_grade(qrels.get(t)) for t in topics],
+    scale = qrels if grade_scale is None else grade_scale
+    tops = np.array([max_grade if max_grade is not None else default_max_grade(scale.get(t)) for t in topics],
                     np.int64)
-    keys, grades, ideal, ideal_offsets = [], [], [], [0]
+    judged_topic, judged_doc, judged_grade, ideal, ideal_offsets = [], [], [], [], [0]
     for t, topic in enumerate(topics):
-        judged = qrels.get(topic, {})
-        capped = {d: min(g, int(tops[t])) for d, g in judged.items()}
-        for d, g in capped.items():
-            code = doc_code.get(d)
-            if code is not None:
-                keys.append(t * n_docs + code)
-                grades.append(g)
+        capped = {d: min(g, int(tops[t])) for d, g in qrels.get(topic, {}).items()}
+        judged_topic.extend([t] * len(capped))
+        judged_doc.extend(capped)
+        judged_grade.extend(capped.values())
         ideal.extend(sorted((g for g in capped.values() if g > 0), reverse=True))
         ideal_offsets.append(len(ideal))
-    keys, grades = np.array(keys, np.int64), np.array(grades, np.int64)
+    judged_doc = np.array([d.encode("utf-8") for d in judged_doc], dtype=bytes)
+    at = np.minimum(np.searchsorted(doc_text, judged_doc), max(len(doc_text) - 1, 0))
+    in_runs = doc_text[at] == judged_doc if len(doc_text) else np.zeros(len(judged_doc), bool)
+    keys = np.array(judged_topic, np.int64)[in_runs] * max(len(doc_text), 1) + at[in_runs]
+    grades = np.array(judged_grade, np.int64)[in_runs]
     order = np.argsort(keys)
-    docs = np.empty(len(doc_code), dtype=object)
-    docs[:] = list(doc_code)
-    plain = all(d.isalnum() or json.dumps(d) == f'"{d}"' for d in doc_code)
+    docs = np.array([d.decode("utf-8") for d in doc_text.tolist()] or [], dtype=object)
+    text = "".join(docs.tolist())
+    plain = text.isascii() and text.isprintable() and '"' not in text and "\\" not in text
     from .cli import run_names
-    return RunSet(run_names(*columns), [c.path for c in columns], topics, docs, plain, ids, starts, lengths,
-                  qrels, keys[order], grades[order], tops, np.array(ideal, np.int64),
+    return RunSet(run_names(*columns), [c.path for c in columns], topics, docs, plain, ids, starts,
+                  lengths, qrels, keys[order], grades[order], tops, np.array(ideal, np.int64),
                   np.array(ideal_offsets, np.int64))
 
 
@@ -259,23 +296,54 @@ def _side(runset: RunSet, run: int, topics: np.ndarray, cutoff: int | None) -> _
     return _Side(doc, rank, row, judged, grade)
 
 
-def _positions(entries: _Side, other: _Side) -> np.ndarray:
-    """Rank of each entry's document in the other list (-1: not in its top k)."""
+_SCRATCH = threading.local()  # per thread: doc code -> packed (row, rank) of the other list, else -1
+
+
+def _positions(entries: _Side, other: _Side, n_docs: int) -> np.ndarray:
+    """Rank of each entry's document in the other list (-1: not in its top k).
+
+    A table indexed by doc code holds the other list's packed (row, rank).  A document in
+    several topics of the block collides in it: the entries that lost are placed in later
+    rounds (a handful at most), and past 8 rounds the rest is matched by sorting.
+    """
+    found = np.full(len(entries.doc), -1)
     if not len(other.doc) or not len(entries.doc):
-        return np.full(len(entries.doc), -1)
-    stride = max(int(entries.doc.max(initial=0)), int(other.doc.max(initial=0))) + 1
-    keys, other_keys = entries.row * stride + entries.doc, other.row * stride + other.doc
-    order = np.argsort(other_keys, kind="stable")
+        return found
+    table = getattr(_SCRATCH, "table", None)
+    if table is None or len(table) < n_docs:
+        table = _SCRATCH.table = np.full(max(n_docs, 1), -1, dtype=np.int64)
+    stride = int(max(entries.rank.max(), other.rank.max())) + 1
+    pending = np.arange(len(other.doc))
+    for _ in range(8):
+        docs = other.doc[pending]
+        packed = other.row[pending] * stride + other.rank[pending]
+        table[docs] = packed
+        placed = table[docs] == packed
+        seen = table[entries.doc]
+        table[docs] = -1
+        hit = (seen >= 0) & (seen // stride == entries.row)
+        found[hit] = seen[hit] % stride
+        pending = pending[~placed]
+        if not len(pending):
+            return found
+    keys = entries.row * n_docs + entries.doc
+    other_keys = other.row[pending] * n_docs + other.doc[pending]
+    order = np.argsort(other_keys)
     at = np.minimum(np.searchsorted(other_keys[order], keys), len(order) - 1)
-    return np.where(other_keys[order][at] == keys, other.rank[order][at], -1)
+    hit = other_keys[order][at] == keys
+    found[hit] = other.rank[pending][order][at][hit]
+    return found
 
 
 def _lookup(function, grades: np.ndarray, tops: np.ndarray) -> np.ndarray:
     """function(grade, Grading(G)) for each (grade, G) pair, calling it once per distinct pair."""
     if not len(grades):
         return np.zeros(0)
-    pairs, inverse = np.unique(np.stack([grades, tops]), axis=1, return_inverse=True)
-    values = np.array([function(int(g), Grading(int(top))) for g, top in pairs.T], dtype=np.float64)
+    span = int(tops.max()) + 1
+    keys, inverse = np.unique(grades * span + tops, return_inverse=True)  # one key per (grade, G), 0 <= G < span
+    grade_of, top_of = np.divmod(keys, span)
+    values = np.array([function(int(g), Grading(int(top))) for g, top in zip(grade_of.tolist(), top_of.tolist())],
+                      dtype=np.float64)
     return values[inverse.reshape(-1)]
 
 
@@ -290,9 +358,9 @@ def _assignments(runset: RunSet, rows: np.ndarray, docs: np.ndarray, grade_of_ro
         if not chosen:
             out.append("{}")
         elif runset.plain_docs:
-            out.append('{"' + f'": {grade}, "'.join(chosen) + f'": {grade}}}')
+            out.append('{"' + f'":{grade},"'.join(chosen) + f'":{grade}}}')
         else:
-            out.append(json.dumps({d: grade for d in chosen}))
+            out.append(json.dumps({d: grade for d in chosen}, separators=(",", ":")))
     return out
 
 
@@ -306,9 +374,9 @@ def med_rows(runset: RunSet, run_a: int, run_b: int, metric, method: str, topics
     return kernel(runset, metric, topics, a, b, tops)
 
 
-def _differences(weights, a: _Side, b: _Side):
+def _differences(weights, a: _Side, b: _Side, n_docs: int):
     """Weight differences W_A(d) - W_B(d) of the unjudged documents, A's entries then B-only ones."""
-    rank_in_b, rank_in_a = _positions(a, b), _positions(b, a)
+    rank_in_b, rank_in_a = _positions(a, b, n_docs), _positions(b, a, n_docs)
     weight_a, weight_b = weights[a.rank], weights[b.rank]
     unjudged_a = ~a.judged
     b_only = ~b.judged & (rank_in_a < 0)
@@ -334,7 +402,7 @@ def _closed_form(runset, metric, topics, a: _Side, b: _Side, tops) -> list[tuple
     n = len(topics)
     depth = max(int(a.rank.max(initial=-1)), int(b.rank.max(initial=-1))) + 1
     weights = np.array(metric.rank_weights(depth), dtype=np.float64)
-    difference, rows, docs, weight_a, weight_b = _differences(weights, a, b)
+    difference, rows, docs, weight_a, weight_b = _differences(weights, a, b, len(runset.docs))
     base = _judged_base(metric.unit_gain, n, a, b, weight_a, weight_b, tops)
     top_unit = _lookup(metric.unit_gain, tops, tops)
     per_doc_top = top_unit[rows]
@@ -377,7 +445,7 @@ def _alg1(runset, metric, topics, a: _Side, b: _Side, tops) -> list[tuple]:
     n = len(topics)
     depth = max(int(a.rank.max(initial=-1)), int(b.rank.max(initial=-1))) + 1
     weights = np.array([log2_discount(i) for i in range(1, depth + 1)])
-    difference, rows, docs, weight_a, weight_b = _differences(weights, a, b)
+    difference, rows, docs, weight_a, weight_b = _differences(weights, a, b, len(runset.docs))
     base = _judged_base(metric.gain, n, a, b, weight_a, weight_b, tops)
     top_gain = _lookup(metric.gain, tops, tops)
     source = np.arange(len(rows))

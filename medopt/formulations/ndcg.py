@@ -7,9 +7,11 @@ the i-th largest gain of the collection is >= gain(g) exactly when i <= C_g, so
 
     IDCG@k = sum_{g=1..G} (gain(g) - gain(g-1)) * S(min(k, C_g)),   S(m) = sum_{i<=m} 1/log2(i+1).
 
-Unary encoding (Dinkelbach form): binaries u[g, m], m = 1..M_g (M_g the largest
-possible C_g), with u[g, m] >= u[g, m+1] and sum_m u[g, m] = C_g, so u[g, m] = [m <= C_g]
-and S(min(k, C_g)) = sum_{m<=k} u[g, m] / log2(m+1) exactly.  Objective N - lam * IDCG.
+Unary encoding (Dinkelbach form): the first J_g counts are known (J_g judged documents
+of grade >= g); binaries u[g, m], m = J_g+1..J_g+n (n unjudged documents), with
+u[g, m] >= u[g, m+1] and J_g + sum_m u[g, m] = C_g, so u[g, m] = [m <= C_g] and
+S(min(k, C_g)) = S(min(k, J_g)) + sum_{m<=k} u[g, m] / log2(m+1) exactly.
+Objective N - lam * IDCG.
 
 Profile enumeration: a case fixes the capped profile c_g = min(k, C_g) for every g
 (C_g = c_g when c_g < k, C_g >= k otherwise); the denominator is then a constant and
@@ -52,6 +54,7 @@ class NDCG(Formulation):
     family_name = "nDCG (ratio: DCG over ideal DCG)"
     ratio = True
     strategies = ("enumerate", "dinkelbach")
+    warm_start = {"nDCG": "alg1"}
 
     def _base(self, instance, direction, name):
         m = new_model(instance, direction, name)
@@ -77,21 +80,21 @@ class NDCG(Formulation):
                                         doc="maximise N / IDCG(profile): the nDCG difference in this case")
             return m
         m = self._base(instance, direction, f"nDCG, Dinkelbach step lam={lam!r}")
-        largest = {g: judged_count(instance, g) + len(instance.unjudged) for g in m.GRADES}
-        m.UNARY = pyo.Set(initialize=[(g, j) for g in m.GRADES for j in range(1, largest[g] + 1)], ordered=True)
-        m.u = pyo.Var(m.UNARY, domain=pyo.Binary, doc="u[g,m] = 1 iff C_g >= m (unary count)")
-        for g in m.GRADES:
-            for j in range(1, judged_count(instance, g) + 1):
-                m.u[g, j].fix(1)  # judged documents: these counts are known
+        judged = {g: judged_count(instance, g) for g in m.GRADES}
+        largest = {g: judged[g] + len(instance.unjudged) for g in m.GRADES}
+        m.UNARY = pyo.Set(initialize=[(g, j) for g in m.GRADES for j in range(judged[g] + 1, largest[g] + 1)],
+                          ordered=True, doc="(g, m) for the counts m the unjudged documents can add")
+        m.u = pyo.Var(m.UNARY, domain=pyo.Binary, doc="u[g,m] = 1 iff C_g >= m (unary count; 1 for m <= judged)")
         m.unary_order = pyo.Constraint(
-            [(g, j) for (g, j) in m.UNARY if j > judged_count(instance, g) + 1],
-            rule=lambda m, g, j: m.u[g, j] <= m.u[g, j - 1],
+            [(g, j) for (g, j) in m.UNARY if j > judged[g] + 1], rule=lambda m, g, j: m.u[g, j] <= m.u[g, j - 1],
             doc="u[g,m] <= u[g,m-1]")
-        m.unary_count = pyo.Constraint(m.GRADES, rule=lambda m, g: sum(m.u[g, j] for j in range(1, largest[g] + 1))
-                                       == m.at_least[g], doc="sum_m u[g,m] = C_g")
+        m.unary_count = pyo.Constraint(
+            m.GRADES, rule=lambda m, g: judged[g] + sum(m.u[g, j] for j in range(judged[g] + 1, largest[g] + 1))
+            == m.at_least[g], doc="judged_g + sum_m u[g,m] = C_g")
+        judged_part = sum(steps[g] * prefix_discount(min(k, judged[g])) for g in m.GRADES)
         m.denominator = pyo.Expression(
-            expr=sum(steps[g] * log2_discount(j) * m.u[g, j] for (g, j) in m.UNARY if j <= k),
-            doc="IDCG@k = sum_g (gain(g)-gain(g-1)) sum_{m<=k} u[g,m]/log2(m+1)")
+            expr=judged_part + sum(steps[g] * log2_discount(j) * m.u[g, j] for (g, j) in m.UNARY if j <= k),
+            doc="IDCG@k = sum_g (gain(g)-gain(g-1)) sum_{m<=k} [C_g >= m]/log2(m+1)")
         m.objective = pyo.Objective(expr=m.numerator - lam * m.denominator, sense=pyo.maximize,
                                     doc="Dinkelbach: maximise N - lam * IDCG")
         return m

@@ -86,6 +86,7 @@ class PrecisionSums(Formulation):
     family_name = "sum of precisions (SSP, AP, AP(norm=min))"
     ratio = True  # AP; SSP shares the module with a constant denominator (strategies_for)
     strategies = ("enumerate", "dinkelbach")
+    warm_start = {"AP": "greedy"}
 
     def _base(self, instance, direction, name):
         m = new_model(instance, direction, name)

@@ -16,11 +16,12 @@ is best at G in the better list and at 0 in the worse one.  So trying every
 subset of bound documents covers an optimum; the value is then also a proven
 upper bound (reported as such; the status stays ``heuristic``).
 
-Evaluation: with the base gains fixed, ERR of a list in which the documents at
-(0-based) ranks s_1 < ... < s_m change from gain 0 to g is
-``sum over segments of (1 - g)^j * (U[s_{j+1}] - U[s_j + 1]) + (1 - g)^j * P[s] g / (s + 1)``,
-with P the base reach and U the prefix sums of the base contributions: O(m) per
-combination.  Answers are re-scored independently by :func:`certify`.
+Evaluation: let P[i] be the reach of (0-based) rank i and U[i] the sum of the
+contributions of ranks < i under the base gains.  When the base-0 documents at
+ranks s_1 < ... < s_m take gain g, ranks between s_j and s_{j+1} keep their
+contributions scaled by (1 - g)^j, and rank s_j adds (1 - g)^(j-1) P[s_j] g / (s_j + 1):
+O(m) per combination instead of O(k).  Answers are re-scored independently by
+:func:`certify`.
 """
 
 from __future__ import annotations

@@ -173,6 +173,13 @@ def exact(instance: Instance, *, solver: str | None = None, time_limit: float | 
         raise MedoptError(f"{instance.metric}: strategy {strategy!r} not available (choose from {', '.join(available)})")
     clock = Clock(time_limit)
     directions, guesses = {}, {d: rank_rule_guess(instance, d) for d in ("a", "b")}
+    heuristic = formulation.warm_start.get(instance.metric.family)
+    if heuristic and not instance.limits:
+        from ..api import METHODS
+        if heuristic in METHODS:
+            seed = METHODS[heuristic](instance)
+            if seed.value > guesses[seed.direction][0]:
+                guesses[seed.direction] = (seed.value, seed.assignment)
     reached = max(guess[0] for guess in guesses.values())  # a difference some assignment reaches
     for direction in sorted(guesses, key=lambda d: -guesses[d][0]):  # the likelier winner first
         reduced = instance.reduced(direction) if reduce else instance

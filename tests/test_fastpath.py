@@ -1,0 +1,158 @@
+"""The array fast path: its reader orders runs exactly as read_run, its kernels give medopt.med's values."""
+
+import gzip
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import medopt
+from medopt.errors import MedoptError
+from medopt.fastpath import columns_from_rankings, load_runset, med_rows, read_run_columns
+from medopt.generate import generate_runs
+from medopt.instance import build_instance
+from medopt.io.trec import read_run, write_run
+from medopt.metrics import parse_metric
+
+DL_HARD = Path(__file__).resolve().parents[2] / "shared" / "data" / "dl-hard" / "baselines" / "doc"
+
+
+def rankings_of(columns):
+    runset = load_runset(None, {}, columns=[columns])
+    return {topic: runset.ranking(0, t) for t, topic in enumerate(runset.topics)}
+
+
+# ---------------------------------------------------------------------------
+# reading
+
+
+@pytest.mark.parametrize("honour_rank", [False, True])
+def test_reader_orders_like_read_run_with_ties(tmp_path, honour_rank):
+    rng = random.Random(5)
+    lines = []
+    for topic in ("3", "10", "1"):
+        docs = [f"d{rng.randint(0, 10**6)}x{i}" for i in range(40)]
+        for i, doc in enumerate(docs):
+            score = rng.choice(["1", "2", "2.0", "-0.5", "1e1", "+.5", "3."])  # many ties, odd spellings
+            lines.append(f"{topic}\tQ0  {doc} {rng.randint(1, 5)} {score} myrun\n")
+    rng.shuffle(lines)
+    path = tmp_path / "ties.run"
+    path.write_text("".join(lines) + "\n\n")
+    expected = read_run(path, honour_rank=honour_rank)
+    columns = read_run_columns(path, honour_rank=honour_rank)
+    assert columns.name == expected.name == "myrun"
+    assert rankings_of(columns) == {t: tuple(r) for t, r in expected.rankings.items()}
+
+
+def test_reader_gzip_and_generated_runs(tmp_path):
+    runs = generate_runs(2, 30, 25, seed=2)
+    for name, rankings in runs.items():
+        write_run(tmp_path / f"{name}.run.gz", rankings, name)
+        columns = read_run_columns(tmp_path / f"{name}.run.gz")
+        assert columns.name == name
+        assert rankings_of(columns) == {t: tuple(r) for t, r in read_run(tmp_path / f"{name}.run.gz").rankings.items()}
+    with gzip.open(tmp_path / "run0.run.gz") as handle:
+        assert handle.read(4) == b"401 "
+
+
+@pytest.mark.parametrize("text", [
+    "1 Q0 a 1 1.5 r\n1 Q0 b 2 x r\n",          # bad score
+    "1 Q0 a 1 1.5 r\n1 Q0 b 2 1.0\n",           # five columns
+    "1 Q0 a 1 1.5 r\n1 Q0 a 2 1.0 r\n",         # duplicate docid
+    "1 Q0 a 1.5 1.5 r\n",                        # rank not an integer
+    "1 Q0 a 1 1e999 r\n",                        # infinite score
+    "",                                          # empty
+])
+def test_reader_errors_are_read_runs(tmp_path, text):
+    path = tmp_path / "bad.run"
+    path.write_text(text)
+    with pytest.raises(MedoptError) as expected:
+        read_run(path)
+    with pytest.raises(MedoptError) as got:
+        read_run_columns(path)
+    assert str(got.value) == str(expected.value)
+
+
+def test_reader_falls_back_on_non_ascii(tmp_path):
+    path = tmp_path / "u.run"
+    path.write_text("1 Q0 caf\u00e9 1 2 r\n1 Q0 d\u00e9j\u00e0 2 2 r\n1 Q0 zzz 3 1 r\n", encoding="utf-8")
+    assert rankings_of(read_run_columns(path)) == read_run(path).rankings
+
+
+@pytest.mark.skipif(not DL_HARD.is_dir(), reason="shared DL-HARD data absent")
+def test_reader_matches_read_run_on_dl_hard():
+    for path in sorted(DL_HARD.glob("*.run"))[:3]:
+        expected = read_run(path)
+        columns = read_run_columns(path)
+        assert columns.name == expected.name
+        assert rankings_of(columns) == expected.rankings
+
+
+# ---------------------------------------------------------------------------
+# kernels
+
+
+def random_topics(rng, n_topics, graded, shared_names):
+    """Topic pairs with partial judgments, different lengths, shared documents; doc names shared
+    across topics (exercising the collision path of the matcher) or unique per topic."""
+    a, b, qrels = {}, {}, {}
+    for t in range(n_topics):
+        prefix = "d" if shared_names else f"t{t}d"
+        pool = [f"{prefix}{i}" for i in range(rng.randint(2, 30))]
+        a[str(t)] = rng.sample(pool, rng.randint(1, min(len(pool), 25)))
+        b[str(t)] = rng.sample(pool, rng.randint(1, min(len(pool), 25)))
+        if rng.random() < 0.15:
+            b[str(t)] = list(a[str(t)][:rng.randint(1, len(a[str(t)]))])
+        fraction = rng.choice([0.0, 0.2, 0.5, 0.9])
+        grades = [-1, 0, 0, 1, 2, 3] if graded else [0, 1]
+        judged = {d: rng.choice(grades) for d in pool + [f"x{i}" for i in range(rng.randint(0, 3))]
+                  if rng.random() < fraction}
+        if judged or rng.random() < 0.5:
+            qrels[str(t)] = judged
+    return a, b, qrels
+
+
+CASES = [(metric, "closed-form") for metric in
+         ("P@10", "P(rel=2)@5", "DCG@10", "DCG", "SDCG@20", "RBP(p=0.95)", "RBP(p=0.5)@5")] + \
+        [(metric, "alg1") for metric in ("nDCG@5", "nDCG@10", "nDCG@20")]
+
+
+@pytest.mark.parametrize("metric,method", CASES)
+@pytest.mark.parametrize("graded,max_grade", [(False, None), (True, None), (True, 1), (True, 2)])
+def test_kernels_equal_the_per_instance_methods(metric, method, graded, max_grade):
+    rng = random.Random(hash((metric, graded, max_grade)) % 1000)
+    parsed = parse_metric(metric)
+    for shared_names in (False, True):
+        a, b, qrels = random_topics(rng, 120, graded, shared_names)
+        runset = load_runset(None, qrels, max_grade=max_grade,
+                             columns=[columns_from_rankings("A", a), columns_from_rankings("B", b)])
+        rows = med_rows(runset, 0, 1, parsed, method, runset.common_topics(0, 1))
+        assert len(rows) == len(a)
+        for topic, value, direction, certified, bound, status, assignment in rows:
+            judged = qrels.get(topic, {})
+            expected = medopt.med(parsed, a[topic], b[topic], judged, max_grade=max_grade, method=method)
+            assert value == pytest.approx(expected.value, abs=1e-9)
+            assert bound == pytest.approx(expected.upper_bound, abs=1e-9)
+            assert (certified, status) == (expected.certified, expected.status)
+            # the certificate: the assignment, re-scored by the metric evaluators, gives the value
+            instance = build_instance(parsed, a[topic], b[topic], judged, max_grade=max_grade)
+            grades = json.loads(assignment)
+            assert set(grades) <= set(instance.unjudged)
+            full = {d: grades.get(d, 0) for d in instance.unjudged}
+            assert instance.difference(full, direction) == pytest.approx(value, abs=1e-9)
+
+
+def test_kernel_block_of_many_topics_and_escaped_docids():
+    rng = random.Random(11)
+    a, b, qrels = random_topics(rng, 400, True, False)
+    a["0"] = ['quo"te', "back\\slash", "tab\u00e9"]
+    b["0"] = ["back\\slash", "other"]
+    qrels.pop("0", None)
+    runset = load_runset(None, qrels, columns=[columns_from_rankings("A", a), columns_from_rankings("B", b)])
+    assert not runset.plain_docs
+    rows = {r[0]: r for r in med_rows(runset, 0, 1, parse_metric("SDCG@3"), "closed-form", np.arange(400))}
+    assert json.loads(rows["0"][6]) == {'quo"te': 1, "tab\u00e9": 1}
+    expected = medopt.med("SDCG@3", a["0"], b["0"], {}, method="closed-form")
+    assert rows["0"][1] == pytest.approx(expected.value, abs=1e-12)
