@@ -7,6 +7,9 @@ from typing import Callable, Mapping, Sequence
 from .errors import MedoptError
 from .heuristics.alg1 import alg1
 from .heuristics.closed_form import closed_form, supports as closed_form_applies
+from .heuristics.greedy import greedy
+from .heuristics.tabu import tabu
+from .heuristics.tc_err import tc_err
 from .instance import Instance, RelevanceLimit, build_instance
 from .metrics import Grading, default_max_grade, parse_metric
 from .result import MedResult
@@ -16,6 +19,10 @@ METHODS: dict[str, Callable[..., MedResult]] = {
     "closed-form": lambda inst, **kw: closed_form(inst),
     "alg1": lambda inst, **kw: alg1(inst),
     "enumerate": lambda inst, **kw: enumerate_med(inst, **_only(kw, "max_assignments")),
+    "greedy": lambda inst, **kw: greedy(inst),
+    "tabu": lambda inst, **kw: tabu(inst, **_only(kw, "seed", "iterations", "tenure", "restarts")),
+    "tc-err": lambda inst, **kw: tc_err(inst, **_only(kw, "p", "depth")),
+    "exact": lambda inst, **kw: _exact(inst, **kw),
 }
 
 
@@ -67,16 +74,5 @@ def score(metric, ranking: Sequence[str], grades: Mapping[str, int], *, max_grad
 
 
 def _exact(instance, **options):
-    from .solvers.exact import exact
+    from .solvers.exact import exact  # Pyomo and the solvers load only when an exact method runs
     return exact(instance, **options)
-
-
-register_method("exact", _exact)
-
-from .heuristics.greedy import greedy  # noqa: E402  (heuristics register after the registry exists)
-from .heuristics.tabu import tabu  # noqa: E402
-from .heuristics.tc_err import tc_err  # noqa: E402
-
-register_method("greedy", lambda inst, **kw: greedy(inst))
-register_method("tabu", lambda inst, **kw: tabu(inst, **_only(kw, "seed", "iterations", "tenure", "restarts")))
-register_method("tc-err", lambda inst, **kw: tc_err(inst, **_only(kw, "p", "depth")))

@@ -207,7 +207,8 @@ def read_runs(paths, *, honour_rank: bool = False, jobs: int = 1) -> list:
         return [read_run_columns(p, honour_rank=honour_rank) for p in paths]
     from concurrent.futures import ProcessPoolExecutor
     from functools import partial
-    with ProcessPoolExecutor(min(jobs, len(paths))) as pool:
+    with ProcessPoolExecutor(min(jobs, len(paths)), initializer=_start_worker,
+                             initargs=(None, None, os.getpid())) as pool:
         return list(pool.map(partial(read_run_columns, honour_rank=honour_rank), paths))
 
 

@@ -95,7 +95,8 @@ def test_edge_cases():
     check("Q@5", checked, a=a, b=[], judgments={"d2": 1})                                  # one empty list
     check("Q@4", checked, a=a, b=b, judgments={"d4": 2, "x": 2}, max_grade=2, pad="free")  # padded to k
     check("Q@3", checked, a=a, b=b, judgments={"d2": -1, "x": 1})                          # negative grade
-    assert len(checked) == 7
+    check("Q@3", checked, a=a, b=b, judgments=dict.fromkeys(a + b, 0))                     # R = 0, nothing unjudged
+    assert len(checked) == 8
 
 
 def test_cases_and_model_structure():

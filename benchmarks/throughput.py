@@ -1,0 +1,150 @@
+"""Throughput of ``medopt matrix`` on the closed-form fast path (issue 6), end to end from TREC files.
+
+Each measurement runs the ``medopt matrix`` command as a fresh process (reading the TREC
+files, computing, committing every row with its assignment to a new SQLite store) and
+times it with a wall clock.
+
+1. Generated runs (the seeded generator, medopt.generate): by default 16 runs x 10,000
+   topics x depth 20 -- 120 pairs, 1.2 million topic pairs per metric -- with binary qrels
+   judging half of each pool (so nDCG@20 by Algorithm 1 is exact and certified).  One job
+   per metric (P@10, SDCG@20, nDCG@20, RBP(p=0.95)), then one with all four; prints topic-pair
+   MEDs per minute.  ``--two-runs`` adds the 2 runs x 500,000 topics variant (reading 20
+   million lines dominates there).
+2. DL-HARD: all 91 pairs of the 14 document runs x 50 topics x {SDCG@20, nDCG@20,
+   RBP(p=0.95), P@10}, without judgments (as Tan & Clarke's C tool is compared), then with
+   the DL-HARD qrels (graded 0-3: nDCG@20 by Algorithm 1 is then a heuristic lower bound,
+   status 'heuristic'; it runs as a second job with --method alg1).  Skipped when
+   ../shared/data is absent.
+
+    python benchmarks/throughput.py                 # about a minute on 2 cores
+    python benchmarks/throughput.py --jobs 2 --repeat 3 --two-runs
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+DL_HARD = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "dl-hard"
+METRICS = ["P@10", "SDCG@20", "nDCG@20", "RBP(p=0.95)"]
+MEDOPT = [sys.executable, "-m", "medopt.cli"]
+
+
+def generate(directory: Path, n_runs: int, n_topics: int, depth: int, seed: int) -> tuple[list[str], str]:
+    from medopt.generate import generate_qrels, generate_runs
+    from medopt.io.trec import write_qrels, write_run
+
+    runs = generate_runs(n_runs, n_topics, depth, seed=seed)
+    paths = []
+    for name, rankings in runs.items():
+        paths.append(str(directory / f"{name}.run"))
+        write_run(paths[-1], rankings, name)
+    qrels = str(directory / "qrels.txt")
+    write_qrels(qrels, generate_qrels(runs, seed=seed, max_grade=1, judged_fraction=0.5))
+    return paths, qrels
+
+
+def timed_job(runs, metrics, store: Path, *, qrels=None, jobs=None, extra=()) -> tuple[float, int]:
+    """Wall seconds of one `medopt matrix` process, and the rows it stored."""
+    for leftover in store.parent.glob(store.name + "*"):
+        leftover.unlink()
+    command = MEDOPT + ["matrix", *runs, *[a for m in metrics for a in ("-m", m)], "--store", str(store),
+                        "--no-progress", *extra]
+    command += ["--qrels", qrels] if qrels else []
+    command += ["-j", str(jobs)] if jobs else []
+    started = time.perf_counter()
+    subprocess.run(command, check=True, stderr=subprocess.DEVNULL)
+    seconds = time.perf_counter() - started
+    with sqlite3.connect(str(store)) as connection:
+        rows = connection.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+    return seconds, rows
+
+
+def best_of(repeat, job):
+    results = [job() for _ in range(repeat)]
+    seconds = [s for s, _ in results]
+    return min(seconds), statistics.median(seconds), results[0][1]
+
+
+def load() -> str:
+    try:
+        return "load average %.2f %.2f %.2f" % os.getloadavg()
+    except OSError:
+        return "load average unknown"
+
+
+def throughput(args, work: Path) -> None:
+    for n_runs, n_topics in [(args.runs, args.topics)] + ([(2, 500_000)] if args.two_runs else []):
+        directory = work / f"gen-{n_runs}x{n_topics}"
+        directory.mkdir()
+        started = time.perf_counter()
+        runs, qrels = generate(directory, n_runs, n_topics, args.depth, args.seed)
+        pairs = n_runs * (n_runs - 1) // 2
+        print(f"\n{n_runs} runs x {n_topics:,} topics x depth {args.depth} ({pairs} pairs, "
+              f"{pairs * n_topics:,} topic pairs per metric), binary qrels; generated in "
+              f"{time.perf_counter() - started:.0f} s; {load()}")
+        print(f"  {'metric':<28} {'rows':>10} {'best s':>8} {'median s':>9} {'MEDs/minute':>14}")
+        for metrics in [[m] for m in METRICS] + [METRICS]:
+            best, median, rows = best_of(args.repeat, lambda: timed_job(
+                runs, metrics, directory / "store.sqlite", qrels=qrels, jobs=args.jobs))
+            label = metrics[0] if len(metrics) == 1 else "all four (one job)"
+            per_metric = rows / len(metrics)
+            print(f"  {label:<28} {rows:>10,} {best:>8.2f} {median:>9.2f} {per_metric / best * 60:>14,.0f}"
+                  + ("  per metric" if len(metrics) > 1 else ""))
+
+
+def dl_hard(args, work: Path) -> None:
+    runs = sorted(str(p) for p in (DL_HARD / "baselines" / "doc").glob("*.run"))
+    if len(runs) < 2:
+        print(f"\nDL-HARD: skipped ({DL_HARD} absent)")
+        return
+    store = work / "dl-hard.sqlite"
+    pairs = len(runs) * (len(runs) - 1) // 2
+    print(f"\nDL-HARD: {len(runs)} document runs, {pairs} pairs x 50 topics x {', '.join(METRICS)}; {load()}")
+    best, median, rows = best_of(args.repeat, lambda: timed_job(runs, METRICS, store, jobs=args.jobs))
+    print(f"  no judgments:   {rows:,} rows, wall {best:.2f} s best, {median:.2f} s median "
+          f"(Tan & Clarke's C tool, SDCG@20 and RBP(p=0.95) only: about 8 s)")
+    qrels = str(DL_HARD / "dl_hard-doc.qrels")
+    closed = [m for m in METRICS if not m.startswith("nDCG")]
+
+    def with_qrels():
+        first = timed_job(runs, closed, store, qrels=qrels, jobs=args.jobs)
+        second = timed_job(runs, ["nDCG@20"], work / "dl-hard-ndcg.sqlite", qrels=qrels, jobs=args.jobs,
+                           extra=("--method", "alg1"))
+        return first[0] + second[0], first[1] + second[1]
+
+    best, median, rows = best_of(args.repeat, with_qrels)
+    print(f"  DL-HARD qrels:  {rows:,} rows, wall {best:.2f} s best, {median:.2f} s median "
+          "(two jobs; nDCG@20 by Alg. 1, a certified optimum only on binary topics)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=16)
+    parser.add_argument("--topics", type=int, default=10_000)
+    parser.add_argument("--depth", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--jobs", type=int, default=None, help="workers (default: every core)")
+    parser.add_argument("--repeat", type=int, default=1, help="repetitions of each timing (best and median)")
+    parser.add_argument("--two-runs", action="store_true", help="also 2 runs x 500,000 topics")
+    parser.add_argument("--skip-generated", action="store_true")
+    parser.add_argument("--skip-dl-hard", action="store_true")
+    args = parser.parse_args()
+    print(f"medopt matrix throughput; {os.cpu_count()} cores; jobs {args.jobs or 'all'}")
+    with tempfile.TemporaryDirectory(prefix="medopt-throughput-") as temporary:
+        work = Path(temporary)
+        if not args.skip_dl_hard:
+            dl_hard(args, work)
+        if not args.skip_generated:
+            throughput(args, work)
+
+
+if __name__ == "__main__":
+    main()
