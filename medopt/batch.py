@@ -23,12 +23,13 @@ import sys
 import threading
 import time
 from dataclasses import asdict, dataclass, field
+from itertools import repeat
 
 import numpy as np
 
 from . import api
 from .errors import MedoptError
-from .fastpath import FAST_METHODS, RunSet, load_runset, med_rows, read_run_columns
+from .fastpath import RunSet, load_runset, med_columns, read_run_columns
 from .instance import RelevanceLimit, build_instance
 from .io.trec import read_qrels
 from .metrics import parse_metric
@@ -99,21 +100,24 @@ def plan_job(runset: RunSet, metrics: list, settings: Settings, store: ResultSto
     for i in range(n):
         for j in range(i + 1, n):
             common = runset.common_topics(i, j)
-            either = np.flatnonzero((runset.length[i] > 0) | (runset.length[j] > 0))
-            plan.one_sided += len(either) - len(common)
+            plan.one_sided += int(np.count_nonzero((runset.length[i] > 0) | (runset.length[j] > 0))) - len(common)
+            tops = runset.max_grade[common]
             for metric in metrics:
                 stored = store.stored_topics(runset.names[i], runset.names[j], str(metric)) if store else set()
                 groups: dict = {}
-                for t in common.tolist():
-                    method, fast = resolve_method(metric, int(runset.max_grade[t]), settings, cache)
-                    if (runset.topics[t], method) in stored:
-                        plan.stored += 1
-                    else:
-                        groups.setdefault((method, fast), []).append(t)
-                for (method, fast), topics in groups.items():
-                    unit = Unit(i, j, str(metric), method, fast, np.array(topics, np.int64))
-                    (fast_units if fast else slow_units).append(unit)
-                    plan.rows += len(topics)
+                for top in np.unique(tops).tolist():  # the method depends on the metric and G only
+                    method, fast = resolve_method(metric, top, settings, cache)
+                    topics = common[tops == top]
+                    if stored:
+                        keep = [t for t in topics.tolist() if (runset.topics[t], method) not in stored]
+                        plan.stored += len(topics) - len(keep)
+                        topics = np.array(keep, np.int64)
+                    groups.setdefault((method, fast), []).append(topics)
+                for (method, fast), parts in groups.items():
+                    topics = np.sort(np.concatenate(parts))
+                    if len(topics):
+                        (fast_units if fast else slow_units).append(Unit(i, j, str(metric), method, fast, topics))
+                        plan.rows += len(topics)
     fast_total = sum(len(u.topics) for u in fast_units)
     # Enough tasks to keep every worker busy to the end, but not so small that overheads dominate.
     size = max(64, min(fast_rows, math.ceil(fast_total / max(4 * jobs, 1))))
@@ -151,11 +155,12 @@ def run_task(runset: RunSet, settings: Settings, task: list) -> list[tuple]:
         name_a, name_b = runset.names[unit.run_a], runset.names[unit.run_b]
         if unit.fast:
             started = time.perf_counter()
-            results = med_rows(runset, unit.run_a, unit.run_b, metric, unit.method, unit.topics)
-            seconds = (time.perf_counter() - started) / max(len(results), 1)
-            rows.extend((name_a, name_b, topic, unit.metric, unit.method, "numpy", value, direction, certified,
-                         bound, status, seconds, assignment)
-                        for topic, value, direction, certified, bound, status, assignment in results)
+            topics, values, directions, certified, bounds, statuses, assignments = med_columns(
+                runset, unit.run_a, unit.run_b, metric, unit.method, unit.topics)
+            seconds = (time.perf_counter() - started) / max(len(topics), 1)
+            same = lambda value: repeat(value, len(topics))  # noqa: E731
+            rows.extend(zip(same(name_a), same(name_b), topics, same(unit.metric), same(unit.method), same("numpy"),
+                            values, directions, certified, bounds, statuses, same(seconds), assignments))
             continue
         options = {"strategy": settings.strategy} if settings.strategy else {}
         for t in unit.topics.tolist():

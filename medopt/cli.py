@@ -284,5 +284,10 @@ def plot_command(runs, kind, store, metrics, qrels, fractions, seed, jobs, outpu
         draw(store, list(outputs), metrics=list(metrics) or None)
     click.echo(f"medopt: wrote {', '.join(outputs)}", err=True)
 
+
+from .certify import certify_command  # noqa: E402  (defined in its own module, registered here)
+
+main.add_command(certify_command)
+
 if __name__ == "__main__":
     main()

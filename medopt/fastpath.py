@@ -40,8 +40,6 @@ from .io.trec import _stem, read_run, sort_topics
 from .metrics import Grading, default_max_grade
 from .metrics.base import log2_discount
 
-FAST_METHODS = ("closed-form", "alg1")
-
 # Byte classes of ASCII text: 0 part of a token, 1 whitespace to str.split(), 2 newline, 3 anything
 # the quick parser leaves to read_run (other control bytes, non-ASCII).
 _CLASS = np.full(256, 3, dtype=np.uint8)
@@ -52,6 +50,7 @@ _SCORE_BYTE = np.zeros(256, dtype=bool)
 _SCORE_BYTE[list(b"\x000123456789.eE+-")] = True
 _BLOCK_BYTES = 1 << 24
 _WIDEST_TOKEN = 128
+UNJUDGED = np.iinfo(np.int64).min
 
 
 @dataclass
@@ -197,11 +196,24 @@ class RunSet:
     start: list
     length: list
     qrels: dict                  # topic -> {doc: grade}, as read
-    judged_keys: np.ndarray      # sorted topic * len(docs) + doc of judged documents in some run
-    judged_grades: np.ndarray    # their grades (capped at the topic's G)
+    grades: list                 # per run, aligned with ids: the judged grade (capped at G), or UNJUDGED
     max_grade: np.ndarray        # G of each topic
     ideal_grades: np.ndarray     # positive judged grades of each topic, largest first (ragged) ...
     ideal_offsets: np.ndarray    # ... topic t: ideal_grades[ideal_offsets[t]:ideal_offsets[t + 1]]
+
+    def __getstate__(self):
+        return {k: v for k, v in self.__dict__.items() if k != "_json_items"}
+
+    def json_items(self, grade: int) -> np.ndarray:
+        """'"docid":grade,' for each doc code (JSON-escaped), built once per process and grade."""
+        cache = self.__dict__.setdefault("_json_items", {})
+        if grade not in cache:
+            texts = self.docs.tolist()
+            items = np.empty(len(texts), dtype=object)
+            items[:] = ([f'"{d}":{grade},' for d in texts] if self.plain_docs
+                        else [f"{json.dumps(d)}:{grade}," for d in texts])
+            cache[grade] = items
+        return cache[grade]
 
     def ranking(self, run: int, topic: int) -> tuple:
         begin = self.start[run][topic]
@@ -253,16 +265,31 @@ def load_runset(paths, qrels: dict | None = None, *, honour_rank: bool = False, 
     judged_doc = np.array([d.encode("utf-8") for d in judged_doc], dtype=bytes)
     at = np.minimum(np.searchsorted(doc_text, judged_doc), max(len(doc_text) - 1, 0))
     in_runs = doc_text[at] == judged_doc if len(doc_text) else np.zeros(len(judged_doc), bool)
-    keys = np.array(judged_topic, np.int64)[in_runs] * max(len(doc_text), 1) + at[in_runs]
-    grades = np.array(judged_grade, np.int64)[in_runs]
+    stride = max(len(doc_text), 1)
+    keys = np.array(judged_topic, np.int64)[in_runs] * stride + at[in_runs]
     order = np.argsort(keys)
+    keys, judged_grades = keys[order], np.array(judged_grade, np.int64)[in_runs][order]
+    grades = []
+    for run_ids, start, length in zip(ids, starts, lengths):
+        grade = np.full(len(run_ids), UNJUDGED, dtype=np.int64)
+        if len(keys) and len(run_ids):
+            topic_of_entry = np.empty(len(run_ids), np.int64)
+            topic_of_entry[np.repeat(start, length) + _within(length)] = np.repeat(np.arange(len(topics)), length)
+            entry_keys = topic_of_entry * stride + run_ids
+            found = np.minimum(np.searchsorted(keys, entry_keys), len(keys) - 1)
+            grade = np.where(keys[found] == entry_keys, judged_grades[found], UNJUDGED)
+        grades.append(grade)
     docs = np.array([d.decode("utf-8") for d in doc_text.tolist()] or [], dtype=object)
     text = "".join(docs.tolist())
     plain = text.isascii() and text.isprintable() and '"' not in text and "\\" not in text
     from .cli import run_names
     return RunSet(run_names(*columns), [c.path for c in columns], topics, docs, plain, ids, starts,
-                  lengths, qrels, keys[order], grades[order], tops, np.array(ideal, np.int64),
-                  np.array(ideal_offsets, np.int64))
+                  lengths, qrels, grades, tops, np.array(ideal, np.int64), np.array(ideal_offsets, np.int64))
+
+
+def _within(lengths: np.ndarray) -> np.ndarray:
+    """0, 1, ..., n-1 for each n in lengths, concatenated."""
+    return np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
 
 
 # ---------------------------------------------------------------------------
@@ -285,15 +312,12 @@ def _side(runset: RunSet, run: int, topics: np.ndarray, cutoff: int | None) -> _
     if cutoff is not None:
         lengths = np.minimum(lengths, cutoff)
     row = np.repeat(np.arange(len(topics)), lengths)
-    rank = np.arange(len(row)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    doc = runset.ids[run][np.repeat(runset.start[run][topics], lengths) + rank].astype(np.int64)
-    judged, grade = np.zeros(len(doc), bool), np.zeros(len(doc), np.int64)
-    if len(runset.judged_keys) and len(doc):
-        keys = topics[row] * max(len(runset.docs), 1) + doc
-        at = np.minimum(np.searchsorted(runset.judged_keys, keys), len(runset.judged_keys) - 1)
-        judged = runset.judged_keys[at] == keys
-        grade = np.where(judged, runset.judged_grades[at], 0)
-    return _Side(doc, rank, row, judged, grade)
+    rank = _within(lengths)
+    entries = np.repeat(runset.start[run][topics], lengths) + rank
+    doc = runset.ids[run][entries].astype(np.int64)
+    grade = runset.grades[run][entries]
+    judged = grade != UNJUDGED
+    return _Side(doc, rank, row, judged, np.where(judged, grade, 0))
 
 
 _SCRATCH = threading.local()  # per thread: doc code -> packed (row, rank) of the other list, else -1
@@ -303,8 +327,7 @@ def _positions(entries: _Side, other: _Side, n_docs: int) -> np.ndarray:
     """Rank of each entry's document in the other list (-1: not in its top k).
 
     A table indexed by doc code holds the other list's packed (row, rank).  A document in
-    several topics of the block collides in it: the entries that lost are placed in later
-    rounds (a handful at most), and past 8 rounds the rest is matched by sorting.
+    several topics of the block collides in it; the few entries that lost are matched by sorting.
     """
     found = np.full(len(entries.doc), -1)
     if not len(other.doc) or not len(entries.doc):
@@ -313,25 +336,22 @@ def _positions(entries: _Side, other: _Side, n_docs: int) -> np.ndarray:
     if table is None or len(table) < n_docs:
         table = _SCRATCH.table = np.full(max(n_docs, 1), -1, dtype=np.int64)
     stride = int(max(entries.rank.max(), other.rank.max())) + 1
-    pending = np.arange(len(other.doc))
-    for _ in range(8):
-        docs = other.doc[pending]
-        packed = other.row[pending] * stride + other.rank[pending]
-        table[docs] = packed
-        placed = table[docs] == packed
-        seen = table[entries.doc]
-        table[docs] = -1
-        hit = (seen >= 0) & (seen // stride == entries.row)
-        found[hit] = seen[hit] % stride
-        pending = pending[~placed]
-        if not len(pending):
-            return found
-    keys = entries.row * n_docs + entries.doc
-    other_keys = other.row[pending] * n_docs + other.doc[pending]
-    order = np.argsort(other_keys)
-    at = np.minimum(np.searchsorted(other_keys[order], keys), len(order) - 1)
-    hit = other_keys[order][at] == keys
-    found[hit] = other.rank[pending][order][at][hit]
+    packed = other.row * stride + other.rank
+    table[other.doc] = packed
+    lost = table[other.doc] != packed
+    seen = table[entries.doc]
+    hit = (seen >= 0) & (seen // stride == entries.row)
+    found[hit] = seen[hit] % stride
+    if lost.any():
+        table[other.doc[lost]] = -2
+        open_ = np.flatnonzero((table[entries.doc] == -2) & ~hit)
+        rest_keys = other.row[lost] * n_docs + other.doc[lost]
+        order = np.argsort(rest_keys)
+        keys = entries.row[open_] * n_docs + entries.doc[open_]
+        at = np.minimum(np.searchsorted(rest_keys[order], keys), len(order) - 1)
+        match = rest_keys[order][at] == keys
+        found[open_[match]] = other.rank[lost][order][at][match]
+    table[other.doc] = -1
     return found
 
 
@@ -339,39 +359,59 @@ def _lookup(function, grades: np.ndarray, tops: np.ndarray) -> np.ndarray:
     """function(grade, Grading(G)) for each (grade, G) pair, calling it once per distinct pair."""
     if not len(grades):
         return np.zeros(0)
-    span = int(tops.max()) + 1
+    low, high, top = int(grades.min()), int(grades.max()), int(tops.max())
+    if (high - low + 1) * top <= 4096:  # small grade scales: a table over every (grade, G)
+        table = np.array([[function(g, Grading(t)) if t >= 1 else 0.0 for t in range(top + 1)]
+                          for g in range(low, high + 1)], dtype=np.float64)
+        return table[grades - low, tops]
+    span = top + 1
     keys, inverse = np.unique(grades * span + tops, return_inverse=True)  # one key per (grade, G), 0 <= G < span
     grade_of, top_of = np.divmod(keys, span)
-    values = np.array([function(int(g), Grading(int(top))) for g, top in zip(grade_of.tolist(), top_of.tolist())],
+    values = np.array([function(int(g), Grading(int(t))) for g, t in zip(grade_of.tolist(), top_of.tolist())],
                       dtype=np.float64)
     return values[inverse.reshape(-1)]
 
 
 def _assignments(runset: RunSet, rows: np.ndarray, docs: np.ndarray, grade_of_row: np.ndarray, n: int) -> list:
-    """JSON {docid: grade} per topic row, documents in the order given (rows grouped, ascending)."""
-    names = runset.docs[docs].tolist()
-    bounds = np.searchsorted(rows, np.arange(n + 1)).tolist()
-    out = []
-    for i in range(n):
-        chosen = names[bounds[i]:bounds[i + 1]]
-        grade = int(grade_of_row[i])
-        if not chosen:
-            out.append("{}")
-        elif runset.plain_docs:
-            out.append('{"' + f'":{grade},"'.join(chosen) + f'":{grade}}}')
-        else:
-            out.append(json.dumps({d: grade for d in chosen}, separators=(",", ":")))
+    """JSON {docid: grade} per topic row; ``rows`` grouped and ascending, documents in the order given.
+
+    Built as one string of '"docid":grade,' items with a newline after each row's last item, split at
+    the newlines (a JSON-escaped docid has none): the cost is per document, not a Python call per row.
+    """
+    out = ["{}"] * n
+    if not len(rows):
+        return out
+    ends = np.flatnonzero(np.append(rows[1:] != rows[:-1], True)) + 1
+    items = np.empty(len(rows), dtype=object)
+    grades = grade_of_row[rows]
+    if grades[0] == grades.min() == grades.max():
+        items[:] = runset.json_items(int(grades[0]))[docs]
+    else:
+        for grade in np.unique(grades).tolist():
+            this = grades == grade
+            items[this] = runset.json_items(grade)[docs[this]]
+    text = "".join(np.insert(items, ends, "\n").tolist())
+    for row, part in zip(rows[ends - 1].tolist(), text.split("\n")):
+        out[row] = "{" + part[:-1] + "}"
     return out
 
 
-def med_rows(runset: RunSet, run_a: int, run_b: int, metric, method: str, topics: np.ndarray) -> list[tuple]:
-    """``(topic, value, direction, certified, upper_bound, status, assignment_json)`` for each topic code."""
+def med_columns(runset: RunSet, run_a: int, run_b: int, metric, method: str, topics: np.ndarray) -> tuple:
+    """Lists (topic, value, direction, certified, upper_bound, status, assignment_json), one item per topic code.
+
+    ``method`` is "closed-form" (metrics with rank weights: P, DCG, SDCG, RBP) or "alg1" (nDCG@k).
+    """
     topics = np.asarray(topics, dtype=np.int64)
     a = _side(runset, run_a, topics, metric.cutoff)
     b = _side(runset, run_b, topics, metric.cutoff)
     tops = runset.max_grade[topics]
     kernel = _closed_form if method == "closed-form" else _alg1
     return kernel(runset, metric, topics, a, b, tops)
+
+
+def med_rows(runset: RunSet, run_a: int, run_b: int, metric, method: str, topics: np.ndarray) -> list[tuple]:
+    """``(topic, value, direction, certified, upper_bound, status, assignment_json)`` for each topic code."""
+    return list(zip(*med_columns(runset, run_a, run_b, metric, method, topics)))
 
 
 def _differences(weights, a: _Side, b: _Side, n_docs: int):
@@ -398,7 +438,7 @@ def _judged_base(function, n, a: _Side, b: _Side, weight_a, weight_b, tops) -> n
     return base
 
 
-def _closed_form(runset, metric, topics, a: _Side, b: _Side, tops) -> list[tuple]:
+def _closed_form(runset, metric, topics, a: _Side, b: _Side, tops) -> tuple:
     n = len(topics)
     depth = max(int(a.rank.max(initial=-1)), int(b.rank.max(initial=-1))) + 1
     weights = np.array(metric.rank_weights(depth), dtype=np.float64)
@@ -413,8 +453,9 @@ def _closed_form(runset, metric, topics, a: _Side, b: _Side, tops) -> list[tuple
     chosen = np.where(direction_b[rows], difference < 0, difference > 0)
     order = np.argsort(rows[chosen], kind="stable")
     assignments = _assignments(runset, rows[chosen][order], docs[chosen][order], tops, n)
-    return [(runset.topics[t], float(v), "b" if d else "a", True, float(v), "optimal", s)
-            for t, v, d, s in zip(topics.tolist(), value.tolist(), direction_b.tolist(), assignments)]
+    values = value.tolist()
+    return (_names(runset, topics), values, _directions(direction_b), [True] * n, values, ["optimal"] * n,
+            assignments)
 
 
 def _ideal_dcg(runset, metric, topics, tops, extra: int) -> np.ndarray:
@@ -431,17 +472,19 @@ def _ideal_dcg(runset, metric, topics, tops, extra: int) -> np.ndarray:
     top_gain = _lookup(metric.gain, tops, tops)
     discount = np.array([log2_discount(i) for i in range(1, k + 1)])
     steps = min(extra, k)
-    profile = np.empty((n, steps + 1, k))
+    terms = np.empty((n, steps + 1, k))
     for m in range(steps + 1):  # m top-grade documents come first, then the judged gains, largest first
-        profile[:, m, :m] = top_gain[:, None]
-        profile[:, m, m:] = judged_gain[:, :k - m]
-    ideal = np.cumsum(profile * discount, axis=2)[:, :, -1]  # sequential sums, like the per-instance code
+        terms[:, m, :m] = top_gain[:, None] * discount[:m]
+        terms[:, m, m:] = judged_gain[:, :k - m] * discount[m:]
+    ideal = terms[:, :, 0].copy()
+    for i in range(1, k):  # rank by rank, the order of the per-instance sum
+        ideal += terms[:, :, i]
     if extra > steps:
         ideal = np.concatenate([ideal, np.repeat(ideal[:, -1:], extra - steps, axis=1)], axis=1)
     return ideal
 
 
-def _alg1(runset, metric, topics, a: _Side, b: _Side, tops) -> list[tuple]:
+def _alg1(runset, metric, topics, a: _Side, b: _Side, tops) -> tuple:
     n = len(topics)
     depth = max(int(a.rank.max(initial=-1)), int(b.rank.max(initial=-1))) + 1
     weights = np.array([log2_discount(i) for i in range(1, depth + 1)])
@@ -449,25 +492,28 @@ def _alg1(runset, metric, topics, a: _Side, b: _Side, tops) -> list[tuple]:
     base = _judged_base(metric.gain, n, a, b, weight_a, weight_b, tops)
     top_gain = _lookup(metric.gain, tops, tops)
     source = np.arange(len(rows))
-    ratios, numerators, picks = [], [], []
-    for sign in (1.0, -1.0):
+    sides = []
+    for sign in (1.0, -1.0):  # each direction's positive gains, largest first (ties: first appearance)
         gain = (sign * difference) * top_gain[rows]
         keep = gain > 0
         order = np.lexsort((source[keep], -gain[keep], rows[keep]))
-        kept_rows, kept_gain = rows[keep][order], gain[keep][order]
+        kept_rows = rows[keep][order]
         counts = np.bincount(kept_rows, minlength=n)
-        width = int(counts.max(initial=0))
         column = np.arange(len(kept_rows)) - np.repeat(np.cumsum(counts) - counts, counts)
+        sides.append((sign, kept_rows, gain[keep][order], docs[keep][order], counts, column))
+    width = max(int(side[4].max(initial=0)) for side in sides)
+    ideal = _ideal_dcg(runset, metric, topics, tops, width)  # the same for both directions
+    ratios, numerators, picks = [], [], []
+    for sign, kept_rows, kept_gain, kept_docs, counts, column in sides:
         steps = np.zeros((n, width + 1))
         steps[:, 0] = sign * base
         steps[kept_rows, column + 1] = kept_gain
         numerator = np.cumsum(steps, axis=1)  # sequential, as the per-instance loop adds them
-        ideal = _ideal_dcg(runset, metric, topics, tops, width)
         valid = (np.arange(width + 1)[None, :] <= counts[:, None]) & (ideal > 0)
         with np.errstate(divide="ignore", invalid="ignore"):
             ratios.append(np.where(valid, numerator / np.where(ideal > 0, ideal, 1.0), -np.inf))
         numerators.append(numerator[np.arange(n), counts])
-        picks.append((kept_rows, docs[keep][order], column))
+        picks.append((kept_rows, kept_docs, column))
     width_a = ratios[0].shape[1]
     both = np.concatenate(ratios, axis=1)
     best = np.argmax(both, axis=1)
@@ -484,13 +530,19 @@ def _alg1(runset, metric, topics, a: _Side, b: _Side, tops) -> list[tuple]:
     pick_rows, pick_docs = np.concatenate(pick_rows), np.concatenate(pick_docs)
     order = np.argsort(pick_rows, kind="stable")
     assignments = _assignments(runset, pick_rows[order], pick_docs[order], tops, n)
-    judged_ideal = _ideal_dcg(runset, metric, topics, tops, 0)[:, 0]
+    judged_ideal = ideal[:, 0]
     largest = np.maximum(np.maximum(numerators[0], numerators[1]), 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         heuristic_bound = np.where(judged_ideal > 0, np.minimum(1.0, largest / judged_ideal), 1.0)
     binary = tops == 1
     bound = np.where(binary, value, heuristic_bound)
-    return [(runset.topics[t], float(v), "b" if d else "a", bool(exact), float(u),
-             "optimal" if exact else "heuristic", s)
-            for t, v, d, exact, u, s in zip(topics.tolist(), value.tolist(), direction_b.tolist(),
-                                            binary.tolist(), bound.tolist(), assignments)]
+    return (_names(runset, topics), value.tolist(), _directions(direction_b), binary.tolist(), bound.tolist(),
+            np.where(binary, "optimal", "heuristic").tolist(), assignments)
+
+
+def _names(runset: RunSet, topics: np.ndarray) -> list:
+    return [runset.topics[t] for t in topics.tolist()]
+
+
+def _directions(direction_b: np.ndarray) -> list:
+    return np.where(direction_b, "b", "a").tolist()

@@ -118,8 +118,10 @@ def plot_heatmap(store, outputs, metrics=None) -> None:
     if n < 2:
         raise MedoptError("a heatmap needs results for at least two runs")
     size = max(4.0, 0.4 * n + 2.8)
-    figure = plt.figure(figsize=(size * len(metrics), size * 1.15), layout="constrained")
-    panels = figure.subfigures(1, len(metrics), squeeze=False)[0] if len(metrics) > 1 else [figure]
+    columns = min(3, len(metrics))
+    lines = -(-len(metrics) // columns)
+    figure = plt.figure(figsize=(size * columns, size * 1.15 * lines), layout="constrained")
+    panels = figure.subfigures(lines, columns, squeeze=False).ravel() if len(metrics) > 1 else [figure]
     for panel, metric in zip(panels, metrics):
         names, matrix = mean_matrix(rows, metric)
         order, tree = cluster_order(matrix)
@@ -133,8 +135,7 @@ def plot_heatmap(store, outputs, metrics=None) -> None:
             top.set_xlim(0, 10 * n)  # leaves sit at 5, 15, ...: cell centres of the heatmap below
         shown = matrix[np.ix_(order, order)].copy()
         np.fill_diagonal(shown, np.nan)
-        colours = plt.get_cmap("viridis").copy()
-        colours.set_bad("0.92")
+        colours = plt.get_cmap("viridis").with_extremes(bad="0.92")
         image = heat.imshow(shown, cmap=colours, interpolation="nearest", aspect="auto")
         labels = [names[i] for i in order]
         heat.set_xticks(range(n), labels, rotation=90, fontsize=8)
@@ -192,7 +193,7 @@ def plot_distribution(store, outputs, metrics=None) -> None:
             if row_metric == metric:
                 values.setdefault(f"{run_a} | {run_b}", []).append(value)
         labels = sorted(values, key=lambda k: float(np.median(values[k])))
-        axis.boxplot([values[k] for k in labels], vert=False, widths=0.6, showfliers=True,
+        axis.boxplot([values[k] for k in labels], orientation="horizontal", widths=0.6, showfliers=True,
                      flierprops={"markersize": 2, "alpha": 0.5})
         axis.set_yticks(range(1, len(labels) + 1), labels, fontsize=7 if len(labels) < 40 else 5)
         axis.set_xlabel(f"MED-{metric} per topic")
@@ -272,17 +273,19 @@ def plot_judged_fraction(runs, qrels_path, metric, outputs, *, percents=(0, 25, 
     points = judged_fraction_points(runs, qrels_path, metric, percents=percents, seed=seed, jobs=jobs)
     figure, axes = plt.subplots(1, len(points), figsize=(3.4 * len(points), 3.8), squeeze=False, sharex=True,
                                 sharey=True)
-    top = max(max(float(np.max(np.concatenate([a, m]), initial=0.0)) for a, m in points.values()), 1e-6) * 1.05
+    x_top = max(max(float(np.max(a, initial=0.0)) for a, _ in points.values()), 1e-6) * 1.08
+    y_top = max(max(float(np.max(m, initial=0.0)) for _, m in points.values()), x_top) * 1.05
     for axis, (percent, (actual, med)) in zip(axes[0], points.items()):
-        axis.plot([0, top], [0, top], color="0.6", linewidth=0.8, linestyle="--")
+        axis.plot([0, x_top], [0, x_top], color="0.5", linewidth=0.8, linestyle="--", label="MED = actual")
         axis.scatter(actual, med, s=12, alpha=0.7, edgecolors="none")
         tau = kendalltau(actual, med).statistic if len(actual) > 1 else float("nan")
-        axis.set_title(f"{percent:g}% of qrels (tau {tau:.2f})", fontsize=9)
-        axis.set_xlim(0, top)
-        axis.set_ylim(0, top)
+        axis.set_title(f"{percent:g}% of qrels (Kendall tau {tau:.2f})", fontsize=9)
+        axis.set_xlim(0, x_top)
+        axis.set_ylim(0, y_top)
         axis.set_xlabel(f"actual |diff {metric}|", fontsize=8)
         axis.grid(alpha=0.3)
-    axes[0][0].set_ylabel(f"mean MED-{metric}")
+    axes[0][0].set_ylabel(f"mean MED-{metric} (pairs of runs)")
+    axes[0][0].legend(loc="upper left", fontsize=7, frameon=False)
     figure.tight_layout()
     _save(figure, outputs)
     return points

@@ -47,6 +47,8 @@ class ResultStore:
             self.connection = sqlite3.connect(str(self.path), isolation_level=None)
             self.connection.execute("PRAGMA journal_mode=WAL")
             self.connection.execute("PRAGMA synchronous=NORMAL")
+            self.connection.execute("PRAGMA cache_size=-65536")       # 64 MB: the key index stays in memory
+            self.connection.execute("PRAGMA wal_autocheckpoint=10000")  # fewer, larger checkpoints
             self.connection.executescript(_SCHEMA)
         except sqlite3.DatabaseError as error:
             raise MedoptError(f"{self.path}: not a medopt results store ({error})") from None

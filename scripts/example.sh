@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Install medopt into .venv and run the main job on the shipped example runs (examples/).
+# Install medopt into .venv and run the main job on the shipped example runs (examples/):
+# MED between every pair of the four runs, every topic, five metrics -> out/example.csv and a heatmap.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e .
 mkdir -p out
-.venv/bin/medopt compare examples/run.run0.txt examples/run.run1.txt --qrels examples/qrels.txt \
-    -m nDCG@10 -m 'RBP(p=0.95)' -m P@10 -m AP@10 -m SSP@10 -o out/example.csv
-echo "wrote out/example.csv"
-tail -n 5 out/example.csv
+rm -f out/example.sqlite out/example.sqlite-wal out/example.sqlite-shm  # a fresh job (or pass --resume)
+.venv/bin/medopt matrix examples/run.run*.txt --qrels examples/qrels.txt \
+    -m nDCG@10 -m 'RBP(p=0.95)' -m P@10 -m AP@10 -m SSP@10 \
+    --store out/example.sqlite -o out/example.csv --heatmap out/example-heatmap.png
+echo "wrote out/example.csv and out/example-heatmap.png"
+head -n 4 out/example.csv | cut -c1-150

@@ -2,7 +2,6 @@
 
 import csv
 import json
-import os
 import signal
 import sqlite3
 import subprocess
@@ -197,12 +196,12 @@ def interrupt_and_resume(tmp_path, paths, args, interruption):
 
 
 def test_resume_after_sigkill_per_topic_rows(tmp_path):
-    paths, _ = write_job(tmp_path / "runs", n_runs=4, n_topics=100, depth=10, seed=7, qrels=False)
+    paths, _ = write_job(tmp_path / "runs", n_runs=4, n_topics=60, depth=10, seed=7, qrels=False)
     interrupt_and_resume(tmp_path, paths, ["-m", "AP@6", "-m", "RR@6", "--method", "enumerate"], signal.SIGKILL)
 
 
 def test_resume_after_sigint_fast_rows(tmp_path):
-    paths, qrels = write_job(tmp_path / "runs", n_runs=4, n_topics=3000, depth=20, seed=8)
+    paths, qrels = write_job(tmp_path / "runs", n_runs=4, n_topics=1500, depth=20, seed=8)
     interrupt_and_resume(tmp_path, paths, ["--qrels", qrels, "-m", "P@10", "-m", "nDCG@10", "-m", "RBP(p=0.8)",
                                            "--chunk-size", "16"], signal.SIGINT)
 
@@ -219,6 +218,18 @@ def test_dask_engine_gives_the_local_rows(small_job, tmp_path):
                        jobs=2, settings=Settings(method=method), progress=False,
                        cluster_options={"processes": False})
         assert stored(tmp_path / f"dask-{method}.sqlite") == stored(tmp_path / f"local-{method}.sqlite")
+
+
+def test_dask_engine_with_a_scheduler_address(small_job, tmp_path):
+    from dask.distributed import LocalCluster
+
+    paths, qrels = small_job
+    with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster:
+        run_matrix(paths, ["P@5", "RR@3"], qrels=qrels, store=tmp_path / "remote.sqlite", engine="dask",
+                   scheduler=cluster.scheduler_address, settings=Settings(method="enumerate"), progress=False)
+    run_matrix(paths, ["P@5", "RR@3"], qrels=qrels, store=tmp_path / "local.sqlite", jobs=1,
+               settings=Settings(method="enumerate"), progress=False)
+    assert stored(tmp_path / "remote.sqlite") == stored(tmp_path / "local.sqlite")
 
 
 def test_dask_engine_from_the_command_line(small_job, tmp_path):

@@ -35,19 +35,19 @@ def check(metric, checked, **kwargs):
 
 def test_binary_judgments():
     checked = []
-    for n, case in enumerate(random_instances(seed=101, count=130, max_grade=1, max_unjudged=4)):
+    for n, case in enumerate(random_instances(seed=101, count=146, max_grade=1, max_unjudged=4)):
         metric = (f"Q@{case.k}", f"Q(beta=0.5)@{case.k}")[n % 2]
         check(metric, checked, **case.as_kwargs())
-    assert len(checked) == 130
+    assert len(checked) == 146
 
 
 def test_graded_judgments():
     checked = []
-    for n, case in enumerate(random_instances(seed=102, count=80, max_grade=2, max_unjudged=3)):
+    for n, case in enumerate(random_instances(seed=102, count=64, max_grade=2, max_unjudged=3)):
         metric = (f"Q@{case.k}", f"Q(rel=2)@{case.k}", f"Q(beta=0.5)@{case.k}", f"Q(beta=2.0,rel=2)@{case.k}")[n % 4]
         gains = GAINS if n % 3 == 2 else None
         check(metric, checked, **case.as_kwargs(), gains=gains)
-    assert len(checked) == 80
+    assert len(checked) == 64
 
 
 def test_without_cutoff():

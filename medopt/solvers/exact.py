@@ -23,6 +23,7 @@ from .backends import SOLVERS, compile_model, linear_vector, solve
 
 DINKELBACH_TOLERANCE = 1e-11
 MAX_DINKELBACH_STEPS = 100
+LAM_PLACEHOLDER = 0.6180339887498949  # any value no coefficient sum of N is likely to cancel exactly
 
 
 @dataclass
@@ -111,7 +112,9 @@ def solve_dinkelbach(formulation, instance, direction, solver, clock, start: flo
 
     result = DirectionResult()
     smallest = formulation.min_denominator(instance)
-    model = formulation.build(instance, direction, lam=0.0)
+    # built with a placeholder lam so that every variable of N and of D is a column of the
+    # compiled model (a variable only in D would otherwise be dropped); each step sets c itself
+    model = formulation.build(instance, direction, lam=LAM_PLACEHOLDER)
     try:
         matrix = compile_model(model)
     except InfeasibleConstraintException:
@@ -172,6 +175,11 @@ def exact(instance: Instance, *, solver: str | None = None, time_limit: float | 
     if strategy not in available:
         raise MedoptError(f"{instance.metric}: strategy {strategy!r} not available (choose from {', '.join(available)})")
     clock = Clock(time_limit)
+    if instance.a == instance.b and not instance.residual and not instance.limits:
+        # identical cut lists score identically under every assignment: the MED is 0
+        return certify(instance, {d: 0 for d in instance.unjudged}, "a", upper_bound=0.0, status="optimal",
+                       method="exact", solver=solver, started=started, claimed=0.0,
+                       details={"strategy": "identical lists", "solves": 0})
     directions, guesses = {}, {d: rank_rule_guess(instance, d) for d in ("a", "b")}
     heuristic = formulation.warm_start.get(instance.metric.family)
     if heuristic and not instance.limits:
