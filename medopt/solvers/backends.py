@@ -187,7 +187,8 @@ def solve_cpsat(matrix: MatrixModel, time_limit: float | None) -> Outcome:
     rounding = float(np.abs(matrix.c * scale - scaled) @ magnitude)
     model.maximize(sum(int(s) * variables[j] for j, s in enumerate(scaled) if s != 0))
     solver = cp_model.CpSolver()
-    solver.parameters.num_workers = 2
+    solver.parameters.num_workers = 1
+    solver.parameters.linearization_level = 2
     if time_limit is not None:
         solver.parameters.max_time_in_seconds = float(time_limit)
     status = solver.solve(model)
