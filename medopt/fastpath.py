@@ -55,7 +55,7 @@ UNJUDGED = np.iinfo(np.int64).min
 
 @dataclass
 class RunColumns:
-    """One run file: entries grouped by topic, each topic in trec_eval order; strings as UTF-8 bytes."""
+    """One run file: each topic's entries contiguous and in trec_eval order; strings as UTF-8 bytes."""
 
     name: str
     path: str
@@ -140,17 +140,24 @@ def _parse_quickly(path, honour_rank: bool) -> RunColumns | None:
     topic_text, doc_text, rank, score, runids = (np.concatenate([p[i] for p in parts]) for i in range(5))
     if not np.all(np.isfinite(score)):
         return None
-    topics, topic = np.unique(topic_text, return_inverse=True)
+    # topics come in runs of lines: code the first line of each run, then spread the codes
+    heads = np.flatnonzero(np.append(True, topic_text[1:] != topic_text[:-1]))
+    topics, head_code = np.unique(topic_text[heads], return_inverse=True)
+    topic = np.repeat(head_code.reshape(-1), np.diff(np.append(heads, len(topic_text))))
     docs, doc = np.unique(doc_text, return_inverse=True)  # codes in docid order: the tie-break
-    topic, doc = topic.reshape(-1), doc.reshape(-1)
+    doc = doc.reshape(-1)
     pair_keys = np.sort(topic * len(docs) + doc)
     if np.any(pair_keys[1:] == pair_keys[:-1]):
         return None  # a duplicate docid: read_run names the line
-    keys = [-doc, -score, topic] if not honour_rank else [-doc, -score, rank, topic]
-    order = np.lexsort(keys)
+    same = topic[1:] == topic[:-1]
+    in_order = len(heads) == len(topics) and not honour_rank and bool(np.all(
+        ~same | (score[1:] < score[:-1]) | ((score[1:] == score[:-1]) & (doc[1:] < doc[:-1]))))
+    if not in_order:  # most files are written in rank order already; others are sorted here
+        order = np.lexsort([-doc, -score, topic] if not honour_rank else [-doc, -score, rank, topic])
+        topic, doc = topic[order], doc[order]
     runids = np.unique(runids)
     name = runids[0].decode() if len(runids) == 1 else _stem(path)
-    return RunColumns(name, str(path), topics, docs, topic[order], doc[order])
+    return RunColumns(name, str(path), topics, docs, topic, doc)
 
 
 def read_run_columns(path, *, honour_rank: bool = False) -> RunColumns:
@@ -245,8 +252,10 @@ def load_runset(paths, qrels: dict | None = None, *, honour_rank: bool = False, 
         to_global_doc = np.searchsorted(doc_text, run.docs)
         to_global_topic = np.array([topic_code[t.decode("utf-8")] for t in run.topics.tolist()], np.int64)
         counts = np.bincount(run.topic_of, minlength=len(run.topics))
+        first = np.zeros(len(run.topics), np.int64)  # each topic's entries are contiguous: where they begin
+        first[run.topic_of[::-1]] = np.arange(len(run.topic_of) - 1, -1, -1)
         start, length = np.zeros(len(topics), np.int64), np.zeros(len(topics), np.int64)
-        start[to_global_topic] = np.cumsum(counts) - counts  # entries are grouped by local topic code
+        start[to_global_topic] = first
         length[to_global_topic] = counts
         ids.append(to_global_doc[run.doc_of].astype(np.int32 if len(doc_text) < 2 ** 31 else np.int64))
         starts.append(start)

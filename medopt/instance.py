@@ -119,14 +119,17 @@ class Instance:
           non-decreasing in each document's stop probability (dERR/dc_i = reach_i (1/i -
           sum_{j>i} (c_j/j) prod_{i<l<j}(1-c_l)) >= reach_i (1/i - 1/(i+1)) >= 0).  Zeroing a
           document keeps every "at most" limit satisfied.
-        * better_only = "sorted" (P, DCG, SDCG, nDCG, RBP, SSP, AP), any limits: rank
+        * rank_dominance (P, DCG, SDCG, nDCG, RBP, SSP, AP, RR, ERR), any limits: rank
           dominance.  Write r_X(d) for d's rank in X's top k (infinity when absent).  If
           r_X(d) <= r_X(e) and r_Y(d) >= r_Y(e), some maximiser has grade(d) >= grade(e):
           swapping the two grades when grade(d) < grade(e) keeps the multiset of grades (so
           R, the ideal DCG and every limit), moves the larger grade up (or into) X, which
           cannot lower a DCG or a sum of precisions with decreasing rank weights, and down
-          (or out of) Y, which cannot raise Y's.  This holds for every assignment, whatever
-          the sign of the difference.  Only the covering pairs are kept (no e' strictly
+          (or out of) Y, which cannot raise Y's.  For the cascades: with stop probabilities
+          c_i < c_j at ranks i < j, a block between them of survival s and per-reach score
+          E <= (1 - s)/(i + 1), the swap changes the score by reach (c_j - c_i)(1/i - E - s/j)
+          >= 0 and leaves the survival below j unchanged.  This holds for every assignment,
+          whatever the sign of the difference.  Only the covering pairs are kept (no e' strictly
           between d and e), which implies the rest by transitivity.
         * better_only = "top" (RR, ERR), no limits: X-only documents at grade G, since M(X) is
           non-decreasing in each stop probability and M(Y) does not see them.
@@ -140,7 +143,7 @@ class Instance:
             fixed.update({d: 0 for d in worse_only})
         if metric.better_only == "top" and not self.limits:
             fixed.update({d: self.max_grade for d in better_only})
-        elif metric.better_only == "sorted":
+        if metric.rank_dominance:
             free = [d for d in self.unjudged if d not in fixed]
             keys = dominance_keys(free, better, worse)
             dominance = rank_dominance(free, keys)

@@ -47,6 +47,17 @@ def test_reader_orders_like_read_run_with_ties(tmp_path, honour_rank):
     assert rankings_of(columns) == {t: tuple(r) for t, r in expected.rankings.items()}
 
 
+@pytest.mark.parametrize("lines", [
+    ["3 Q0 b 1 2 r", "3 Q0 a 2 1 r", "10 Q0 c 1 5 r", "10 Q0 z 2 4 r", "10 Q0 y 3 4 r", "1 Q0 a 1 1 r"],  # in order
+    ["3 Q0 b 1 2 r", "10 Q0 c 1 5 r", "3 Q0 a 2 1 r", "10 Q0 y 3 4 r", "10 Q0 z 2 4 r"],  # a topic in two blocks
+    ["1 Q0 a 1 1 r", "1 Q0 b 2 1 r", "1 Q0 c 3 2 r"],  # ties in ascending docid order, then a higher score
+])
+def test_reader_files_already_in_order_or_not(tmp_path, lines):
+    path = tmp_path / "r.run"
+    path.write_text("\n".join(lines) + "\n")
+    assert rankings_of(read_run_columns(path)) == read_run(path).rankings
+
+
 def test_reader_gzip_and_generated_runs(tmp_path):
     runs = generate_runs(2, 30, 25, seed=2)
     for name, rankings in runs.items():

@@ -97,6 +97,7 @@ class Metric(ABC):
     #              "top" -- they are best at the top grade G (no side constraints).
     worse_only: ClassVar[str | None] = "zero"
     better_only: ClassVar[str | None] = "sorted"
+    rank_dominance: ClassVar[bool] = True   # grade(d) >= grade(e) when d is above e in the better list, below in the other
     doc: ClassVar[str] = ""
 
     # -- value semantics -------------------------------------------------

@@ -12,6 +12,7 @@ from .precision import REL
 class Q(Metric):
     worse_only = None  # Q(worse) can fall when its R grows: no dominance claimed
     better_only = None
+    rank_dominance = False
     family = "Q"
     PARAMS = {
         "beta": Param(float, 1.0, non_negative, "weight of cumulative gain, >= 0"),
