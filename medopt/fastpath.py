@@ -37,7 +37,7 @@ import numpy as np
 
 from .errors import MedoptError
 from .io.trec import _stem, read_run, sort_topics
-from .metrics import Grading, default_max_grade
+from .metrics import Grading
 from .metrics.base import log2_discount
 
 # Byte classes of ASCII text: 0 part of a token, 1 whitespace to str.split(), 2 newline, 3 anything
@@ -260,24 +260,25 @@ def load_runset(paths, qrels: dict | None = None, *, honour_rank: bool = False, 
         ids.append(to_global_doc[run.doc_of].astype(np.int32 if len(doc_text) < 2 ** 31 else np.int64))
         starts.append(start)
         lengths.append(length)
-    scale = qrels if grade_scale is None else grade_scale
-    tops = np.array([max_grade if max_grade is not None else default_max_grade(scale.get(t)) for t in topics],
-                    np.int64)
-    judged_topic, judged_doc, judged_grade, ideal, ideal_offsets = [], [], [], [], [0]
-    for t, topic in enumerate(topics):
-        capped = {d: min(g, int(tops[t])) for d, g in qrels.get(topic, {}).items()}
-        judged_topic.extend([t] * len(capped))
-        judged_doc.extend(capped)
-        judged_grade.extend(capped.values())
-        ideal.extend(sorted((g for g in capped.values() if g > 0), reverse=True))
-        ideal_offsets.append(len(ideal))
-    judged_doc = np.array([d.encode("utf-8") for d in judged_doc], dtype=bytes)
+    judged_topic, judged_doc, judged_grade = _flatten(qrels, topic_code)
+    if max_grade is not None:
+        tops = np.full(len(topics), max_grade, np.int64)
+    else:  # SPEC 1: the largest grade in the topic's judgments, and at least 1
+        scale_topic, scale_grade = (judged_topic, judged_grade) if grade_scale is None else \
+            _flatten(grade_scale, topic_code)[::2]
+        tops = np.ones(len(topics), np.int64)
+        np.maximum.at(tops, scale_topic, scale_grade)
+    judged_grade = np.minimum(judged_grade, tops[judged_topic])
+    positive = judged_grade > 0  # each topic's positive grades, largest first: the ideal DCG profile
+    order = np.lexsort((-judged_grade[positive], judged_topic[positive]))
+    ideal = judged_grade[positive][order]
+    ideal_offsets = np.searchsorted(judged_topic[positive][order], np.arange(len(topics) + 1))
     at = np.minimum(np.searchsorted(doc_text, judged_doc), max(len(doc_text) - 1, 0))
     in_runs = doc_text[at] == judged_doc if len(doc_text) else np.zeros(len(judged_doc), bool)
     stride = max(len(doc_text), 1)
-    keys = np.array(judged_topic, np.int64)[in_runs] * stride + at[in_runs]
+    keys = judged_topic[in_runs] * stride + at[in_runs]
     order = np.argsort(keys)
-    keys, judged_grades = keys[order], np.array(judged_grade, np.int64)[in_runs][order]
+    keys, judged_grades = keys[order], judged_grade[in_runs][order]
     grades = []
     for run_ids, start, length in zip(ids, starts, lengths):
         grade = np.full(len(run_ids), UNJUDGED, dtype=np.int64)
@@ -293,7 +294,22 @@ def load_runset(paths, qrels: dict | None = None, *, honour_rank: bool = False, 
     plain = text.isascii() and text.isprintable() and '"' not in text and "\\" not in text
     from .cli import run_names
     return RunSet(run_names(*columns), [c.path for c in columns], topics, docs, plain, ids, starts,
-                  lengths, qrels, grades, tops, np.array(ideal, np.int64), np.array(ideal_offsets, np.int64))
+                  lengths, qrels, grades, tops, ideal, ideal_offsets)
+
+
+def _flatten(qrels: dict, topic_code: dict) -> tuple:
+    """(topic code, docid bytes, grade) arrays of the judgments of the topics in topic_code."""
+    topics, docs, grades, counts = [], [], [], []
+    for topic, judged in qrels.items():
+        code = topic_code.get(topic)
+        if code is not None and judged:
+            topics.append(code)
+            counts.append(len(judged))
+            docs.extend(judged)
+            grades.extend(judged.values())
+    encoded = np.array([d.encode("utf-8") for d in docs], dtype=bytes) if docs else np.array([], dtype="S1")
+    return (np.repeat(np.array(topics, np.int64), np.array(counts, np.int64)), encoded,
+            np.array(grades, np.int64))
 
 
 def _within(lengths: np.ndarray) -> np.ndarray:
