@@ -569,11 +569,9 @@ class CertifyCommand(click.Command):
     """A MedoptError becomes a one-line message and exit status 2 (as medopt's group does)."""
 
     def invoke(self, ctx):
-        try:
-            return super().invoke(ctx)
-        except MedoptError as error:
-            click.echo(f"medopt: error: {error}", err=True)
-            sys.exit(2)
+        from .cli import one_line_errors  # the command also runs on its own (tests, scripts)
+
+        return one_line_errors(super().invoke, ctx)
 
 
 def _warn(message: str) -> None:

@@ -17,18 +17,23 @@ COMPARE_COLUMNS = ("run_a", "run_b", "topic", "metric", "med", "direction", "cer
                    "method", "seconds")
 
 
+def one_line_errors(invoke, ctx):
+    """Run a click invoke; a MedoptError becomes a one-line message and exit status 2."""
+    try:
+        return invoke(ctx)
+    except MedoptError as error:
+        click.echo(f"medopt: error: {error}", err=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        click.echo("medopt: interrupted", err=True)
+        sys.exit(130)
+
+
 class MedoptGroup(click.Group):
     """Turn every MedoptError into a one-line message and exit status 2."""
 
     def invoke(self, ctx):
-        try:
-            return super().invoke(ctx)
-        except MedoptError as error:
-            click.echo(f"medopt: error: {error}", err=True)
-            sys.exit(2)
-        except KeyboardInterrupt:
-            click.echo("medopt: interrupted", err=True)
-            sys.exit(130)
+        return one_line_errors(super().invoke, ctx)
 
 
 @click.group(cls=MedoptGroup, context_settings={"help_option_names": ["-h", "--help"]})
