@@ -125,6 +125,10 @@ def solve_highs(matrix: MatrixModel, time_limit: float | None) -> Outcome:
     h.setOptionValue("mip_rel_gap", 0.0)
     h.setOptionValue("mip_abs_gap", 1e-12)
     h.setOptionValue("mip_feasibility_tolerance", 1e-9)
+    # tiny objective coefficients (deep ERR states, 1e-8 and below) must not fall under the
+    # LP tolerances, or the dual bound can miss them: tighten both feasibility tolerances
+    h.setOptionValue("primal_feasibility_tolerance", 1e-10)
+    h.setOptionValue("dual_feasibility_tolerance", 1e-10)
     h.setOptionValue("threads", 1)
     if time_limit is not None:
         h.setOptionValue("time_limit", float(time_limit))
