@@ -93,10 +93,9 @@ class Metric(ABC):
     binary: ClassVar[bool] = False          # relevance is grade >= rel
     # Dominance facts the exact models may use (proved in instance.Instance.reduced):
     # worse_only: "zero" -- an unjudged document only in the worse list's top k is best left at grade 0.
-    # better_only: "sorted" -- better-list-only documents can take non-increasing grades down the list;
-    #              "top" -- they are best at the top grade G (no side constraints).
+    # better_only: "top" -- better-list-only documents are best at the top grade G (no side constraints).
     worse_only: ClassVar[str | None] = "zero"
-    better_only: ClassVar[str | None] = "sorted"
+    better_only: ClassVar[str | None] = None
     rank_dominance: ClassVar[bool] = True   # grade(d) >= grade(e) when d is above e in the better list, below in the other
     doc: ClassVar[str] = ""
 

@@ -11,7 +11,6 @@ from .precision import REL
 @register
 class Q(Metric):
     worse_only = None  # Q(worse) can fall when its R grows: no dominance claimed
-    better_only = None
     rank_dominance = False
     family = "Q"
     PARAMS = {

@@ -49,6 +49,11 @@ def trivial_bound(instance: Instance) -> float:
     return 1.0 + (1.0 if instance.residual else 0.0)
 
 
+def proven_bound(outcome, instance: Instance) -> float:
+    """The solver's bound, or the trivial one when a timed-out solve proved none."""
+    return outcome.bound if math.isfinite(outcome.bound) else trivial_bound(instance)
+
+
 class Clock:
     def __init__(self, time_limit):
         self.deadline = None if time_limit is None else time.perf_counter() + time_limit
@@ -66,8 +71,7 @@ def solve_direct(formulation, instance, direction, solver, clock, start: float =
         raise MedoptError("no assignment satisfies the relevance limits")
     if outcome.values is not None:
         result.offer(outcome.objective, assignment_from(model, outcome.values))
-    result.bound = outcome.bound if outcome.status != "timeout" or math.isfinite(outcome.bound) else trivial_bound(instance)
-    result.bound += getattr(model, "bound_slack", 0.0)  # a model that drops provably negligible terms
+    result.bound = proven_bound(outcome, instance) + getattr(model, "bound_slack", 0.0)  # a model that drops provably negligible terms
     result.proven = outcome.status == "optimal"
     return result
 
@@ -91,7 +95,7 @@ def solve_cases(formulation, instance, direction, solver, clock, start: float = 
             result.offer(outcome.objective, assignment_from(model, outcome.values))
         if outcome.status != "optimal":
             result.proven = False
-        result.bound = max(result.bound, outcome.bound if math.isfinite(outcome.bound) else trivial_bound(instance))
+        result.bound = max(result.bound, proven_bound(outcome, instance))
         result.log.append((case.label, outcome.objective, outcome.bound))
     if feasible_cases == 0 and result.proven:
         # every case infeasible: only assignments with D = 0 (no relevant document) remain,
