@@ -176,15 +176,20 @@ def evaluated_topics(rankings, qrels, complete):
 # -- trec_eval's test fixtures -------------------------------------------------------
 
 
-@pytest.mark.parametrize("out_name", sorted(FIXTURES))
-def test_fixture_flags(out_name, tmp_path):
-    """The inferred flags reproduce the counts trec_eval printed (num_q, num_ret, num_rel)."""
+def load_fixture(out_name, tmp_path):
+    """trec_eval's output table, the run, the qrels, the evaluated topics, -l level and -q flag."""
     need(TREC_EVAL / out_name)
     qrels_name, results_name, level, complete, per_topic = FIXTURES[out_name]
     table = read_trec_eval_output(TREC_EVAL / out_name)
     run = read_results(TREC_EVAL / results_name, tmp_path)
     qrels = trec.read_qrels(TREC_EVAL / qrels_name)
-    topics = evaluated_topics(run.rankings, qrels, complete)
+    return table, run, qrels, evaluated_topics(run.rankings, qrels, complete), level, per_topic
+
+
+@pytest.mark.parametrize("out_name", sorted(FIXTURES))
+def test_fixture_flags(out_name, tmp_path):
+    """The inferred flags reproduce the counts trec_eval printed (num_q, num_ret, num_rel)."""
+    table, run, qrels, topics, level, per_topic = load_fixture(out_name, tmp_path)
     assert int(table["num_q"]["all"]) == len(topics)
     assert int(table["num_ret"]["all"]) == sum(len(run.rankings.get(t, ())) for t in topics)
     assert int(table["num_rel"]["all"]) == sum(1 for t in topics for g in qrels[t].values() if g >= level)
@@ -197,12 +202,7 @@ def test_fixture_flags(out_name, tmp_path):
 
 @pytest.mark.parametrize("out_name", sorted(FIXTURES))
 def test_trec_eval_fixture(out_name, tmp_path):
-    need(TREC_EVAL / out_name)
-    qrels_name, results_name, level, complete, per_topic = FIXTURES[out_name]
-    table = read_trec_eval_output(TREC_EVAL / out_name)
-    run = read_results(TREC_EVAL / results_name, tmp_path)
-    qrels = trec.read_qrels(TREC_EVAL / qrels_name)
-    topics = evaluated_topics(run.rankings, qrels, complete)
+    table, run, qrels, topics, level, per_topic = load_fixture(out_name, tmp_path)
     count, mismatches = compare(table, level, run.rankings, qrels, topics)
     shared = {m for m in table if medopt_metric(m, level)}
     rows = 1 + (len(topics) if per_topic else 0)
