@@ -91,7 +91,16 @@ def compile_model(model) -> MatrixModel:
     return MatrixModel(c, offset, A, row_lower, row_upper, lower, upper, integer, columns)
 
 
-def solve(model, solver: str = "highs", time_limit: float | None = None) -> Outcome:
+CUTOFF_SLACK = 1e-10  # added to a cutoff a solver proved nothing beats (see solve)
+
+
+def solve(model, solver: str = "highs", time_limit: float | None = None, cutoff: float | None = None) -> Outcome:
+    """Maximise the model.  With ``cutoff``, only solutions with objective > cutoff are sought:
+    when the solver proves there is none, the outcome is ``optimal`` with no solution and the
+    bound ``cutoff + CUTOFF_SLACK`` (the model's maximum is at most the cutoff).  Callers pass
+    a difference some assignment already reaches, so a proven cutoff settles the question
+    "can this model beat it?" without closing its own gap.  Use it only when the model is known
+    to be feasible, since an infeasible model is then indistinguishable from a cut-off one."""
     if solver not in SOLVERS:
         raise MedoptError(f"unknown solver {solver!r}; choose one of {', '.join(SOLVERS)}")
     from pyomo.common.errors import InfeasibleConstraintException
@@ -105,7 +114,16 @@ def solve(model, solver: str = "highs", time_limit: float | None = None) -> Outc
     if not matrix.columns:  # nothing to decide (every document judged): the objective is a constant
         from pyomo.common.collections import ComponentMap
         return Outcome("optimal", matrix.offset, matrix.offset, ComponentMap(), 0.0, np.zeros(0))
-    return (solve_highs if solver == "highs" else solve_cpsat)(matrix, time_limit)
+    outcome = (solve_highs if solver == "highs" else solve_cpsat)(matrix, time_limit, cutoff)
+    if cutoff is not None:
+        if outcome.status == "infeasible":
+            return Outcome("optimal", math.nan, cutoff + CUTOFF_SLACK, None, outcome.seconds)
+        if math.isfinite(outcome.bound):
+            # the solver's bound covers only what it did not cut off, and the part cut off holds
+            # nothing above the cutoff.  (HiGHS may even return a solution below the cutoff as
+            # "optimal" with that solution's value as its bound: tests/test_cutoff.py.)
+            outcome.bound = max(outcome.bound, cutoff + CUTOFF_SLACK)
+    return outcome
 
 
 def _values(matrix: MatrixModel, x) -> tuple[dict, float, np.ndarray]:
@@ -116,7 +134,7 @@ def _values(matrix: MatrixModel, x) -> tuple[dict, float, np.ndarray]:
     return ComponentMap(zip(matrix.columns, x)), float(matrix.c @ x + matrix.offset), x
 
 
-def solve_highs(matrix: MatrixModel, time_limit: float | None) -> Outcome:
+def solve_highs(matrix: MatrixModel, time_limit: float | None, cutoff: float | None = None) -> Outcome:
     import highspy
 
     started = time.perf_counter()
@@ -132,6 +150,11 @@ def solve_highs(matrix: MatrixModel, time_limit: float | None) -> Outcome:
     h.setOptionValue("threads", 1)
     if time_limit is not None:
         h.setOptionValue("time_limit", float(time_limit))
+    if cutoff is not None:
+        # HiGHS solves a maximisation as the minimisation of -(c.x + offset), and objective_bound
+        # is the upper limit on that internal objective: nodes that cannot get below it are
+        # pruned, and without a solution below it the status is infeasible
+        h.setOptionValue("objective_bound", -float(cutoff))
     lp = highspy.HighsLp()
     n_cols = len(matrix.columns)
     lp.num_col_, lp.num_row_ = n_cols, matrix.A.shape[0]
@@ -163,7 +186,7 @@ def solve_highs(matrix: MatrixModel, time_limit: float | None) -> Outcome:
     return Outcome("timeout", objective, bound if math.isfinite(bound) else math.inf, values, seconds, x)
 
 
-def solve_cpsat(matrix: MatrixModel, time_limit: float | None) -> Outcome:
+def solve_cpsat(matrix: MatrixModel, time_limit: float | None, cutoff: float | None = None) -> Outcome:
     from ortools.sat.python import cp_model
 
     started = time.perf_counter()
@@ -189,7 +212,11 @@ def solve_cpsat(matrix: MatrixModel, time_limit: float | None) -> Outcome:
     scale = min(1e14, 2.0 ** 60 / reach)
     scaled = np.round(matrix.c * scale)
     rounding = float(np.abs(matrix.c * scale - scaled) @ magnitude)
-    model.maximize(sum(int(s) * variables[j] for j, s in enumerate(scaled) if s != 0))
+    objective = sum(int(s) * variables[j] for j, s in enumerate(scaled) if s != 0)
+    if cutoff is not None:
+        # every x with c.x + offset > cutoff has scaled.x >= S c.x - rounding > S (cutoff - offset) - rounding
+        model.add(objective >= math.floor(scale * (cutoff - matrix.offset) - rounding))
+    model.maximize(objective)
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.linearization_level = 2

@@ -62,10 +62,16 @@ class Clock:
         return None if self.deadline is None else self.deadline - time.perf_counter()
 
 
-def solve_direct(formulation, instance, direction, solver, clock, start: float = 0.0) -> DirectionResult:
+def cutoff_for(start: float):
+    """``start`` is a difference some assignment reaches (-inf when none is known): the solver
+    need only look for better ones (backends.solve), which also prunes its search."""
+    return start if math.isfinite(start) else None
+
+
+def solve_direct(formulation, instance, direction, solver, clock, start: float = -math.inf) -> DirectionResult:
     result = DirectionResult()
     model = formulation.build(instance, direction)
-    outcome = solve(model, solver, clock.remaining())
+    outcome = solve(model, solver, clock.remaining(), cutoff=cutoff_for(start))
     result.solves = 1
     if outcome.status == "infeasible":
         raise MedoptError("no assignment satisfies the relevance limits")
@@ -76,7 +82,7 @@ def solve_direct(formulation, instance, direction, solver, clock, start: float =
     return result
 
 
-def solve_cases(formulation, instance, direction, solver, clock, start: float = 0.0) -> DirectionResult:
+def solve_cases(formulation, instance, direction, solver, clock, start: float = -math.inf) -> DirectionResult:
     result = DirectionResult()
     feasible_cases = 0
     for case in formulation.cases(instance):
@@ -86,7 +92,7 @@ def solve_cases(formulation, instance, direction, solver, clock, start: float = 
             result.bound = max(result.bound, trivial_bound(instance))
             break
         model = formulation.build(instance, direction, case=case)
-        outcome = solve(model, solver, remaining)
+        outcome = solve(model, solver, remaining, cutoff=cutoff_for(max(start, result.value)))
         result.solves += 1
         if outcome.status == "infeasible":
             continue
@@ -108,7 +114,7 @@ def solve_cases(formulation, instance, direction, solver, clock, start: float = 
     return result
 
 
-def solve_dinkelbach(formulation, instance, direction, solver, clock, start: float = 0.0) -> DirectionResult:
+def solve_dinkelbach(formulation, instance, direction, solver, clock, start: float = -math.inf) -> DirectionResult:
     """Build and compile the model once; each step only changes the objective vector N - lam D.
 
     ``start`` is any lam >= 0, typically a difference already reached: if F(start) <= eps
