@@ -42,6 +42,8 @@ STRATEGY_TEXT = {
                  "largest case optimum. The LP file is the case holding the optimum.",
     "dinkelbach": "maximise N - lam D, raising lam to the ratio of each solution until the optimum is 0. "
                   "The LP file is the last step: lam = the direction's MED, so its optimum is 0.",
+    "compact": "one compact model per direction with continuous variables (HiGHS only; CP-SAT runs `direct`); "
+               "its maximum is that direction's largest difference.",
 }
 SOLVERS = ("highs", "cpsat")
 
@@ -85,6 +87,8 @@ def export_model(metric, example_name: str, *, direction: str = "a", strategy: s
         raise MedoptError("case applies to strategy 'enumerate' only")
     if strategy == "direct":
         model = formulation.build(instance, direction)
+    elif strategy == "compact":
+        model = formulation.build_compact(instance, direction)
     elif strategy == "dinkelbach":
         if lam is None:  # the evaluator's value of the optimal assignment, not the solver's float
             lam = instance.difference(_solve_direction(formulation, instance, direction, strategy).assignment, direction)
@@ -195,11 +199,15 @@ def write_page(directory: Path, module_name: str) -> dict:
     for metric in FAMILY_METRICS.get(module_name, tuple(f"{f}@10" for f in families)):
         instance = build_instance(metric, a, b, judgments)
         available = strategies_of[str(instance.metric)] = formulation_for(instance.metric).strategies_for(instance)
+        continuous = formulation_for(instance.metric).continuous_strategies
         for strategy in available:
-            results = [medopt.med(metric, a, b, judgments, method="exact", solver=s, strategy=strategy) for s in SOLVERS]
-            higher, certified = results[0].direction, all(r.certified for r in results)
+            results = [None if strategy in continuous and s == "cpsat" else
+                       medopt.med(metric, a, b, judgments, method="exact", solver=s, strategy=strategy) for s in SOLVERS]
+            solved = [r for r in results if r is not None]
+            higher, certified = solved[0].direction, all(r.certified for r in solved)
             med_rows.append(f"| {instance.metric} | {strategy} | " + " | ".join(
-                f"{round(r.value, 6) + 0.0:.6f}" for r in results) + f" | {higher.upper()} | {'yes' if certified else 'NO'} |")
+                "—" if r is None else f"{round(r.value, 6) + 0.0:.6f}" for r in results)
+                + f" | {higher.upper()} | {'yes' if certified else 'NO'} |")
             file_name = slug(str(instance.metric), None if strategy == available[-1] else strategy) + ".lp"
             exported = export_model(metric, CATALOGUE_EXAMPLE, direction=higher, strategy=strategy,
                                     path=directory / file_name)
@@ -215,7 +223,7 @@ def write_page(directory: Path, module_name: str) -> dict:
     strategy_lines = [f"- {', '.join(ms)}: {', '.join(f'`{s}`' for s in av)} (default `{av[-1]}`)"
                       for av, ms in by_strategies.items()]
     strategies = list(dict.fromkeys(s for av in by_strategies for s in av))
-    what = {"direct": "", "dinkelbach": f", the last Dinkelbach step (lam = {shown.lam!r}, optimum 0)",
+    what = {"direct": "", "compact": "", "dinkelbach": f", the last Dinkelbach step (lam = {shown.lam!r}, optimum 0)",
             "enumerate": f", the case `{shown.case}` holding the optimum"}[shown.strategy]
     _write_text(directory / f"{module_name}.md", [
         f"# {module.FORMULATION.family_name}", "",

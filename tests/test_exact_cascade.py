@@ -1,9 +1,11 @@
-"""Exact MED for RR and ERR (the state-expanded cascade) against brute-force enumeration.
+"""Exact MED for RR and ERR (the state-expanded cascade and the compact model) against
+brute-force enumeration.
 
-Random instances compared with enumerate, per family: RR@k 310 (220 + 40 with
-limits + 50 with rel=2), RR 310, ERR@k 406 (220 + 40 + 90 explicit gains + 40
-intermediate grade + 16 unreduced model), ERR 366; half on HiGHS, half on CP-SAT
-(except the intermediate-grade test, HiGHS only).
+Random instances compared with enumerate, per family: RR@k 350 (220 + 40 with
+limits + 50 with rel=2 + 40 states model on HiGHS), RR 350, ERR@k 446 (220 + 40 + 90
+explicit gains + 40 intermediate grade + 16 unreduced model + 40 states on HiGHS),
+ERR 406; half on HiGHS (default strategy there: the compact model), half on CP-SAT
+(the state expansion), except the intermediate-grade test (HiGHS only).
 """
 
 import itertools
@@ -28,9 +30,9 @@ def seed_of(*parts) -> int:
     return sum(ord(c) * (i + 1) for i, c in enumerate("/".join(parts))) % 100_000
 
 
-def check_against_enumeration(metric, case, solver, **options):
+def check_against_enumeration(metric, case, solver, strategy="auto", **options):
     """Exact equals enumerate (both certified); returns the exact result."""
-    exact = medopt.med(metric, **case.as_kwargs(), method="exact", solver=solver, **options)
+    exact = medopt.med(metric, **case.as_kwargs(), method="exact", solver=solver, strategy=strategy, **options)
     oracle = medopt.med(metric, **case.as_kwargs(), method="enumerate", **options)
     assert abs(exact.value - oracle.value) <= 1e-9, (metric, solver, case, options, exact, oracle)
     assert exact.certified and exact.status == "optimal", (metric, solver, case, exact)
@@ -46,6 +48,30 @@ def test_exact_equals_enumeration(family, solver):
         grades_seen.add(case.max_grade)
         shorter_than_k += min(len(case.a), len(case.b)) < case.k
     assert grades_seen == {1, 2} and shorter_than_k > 0
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_state_model_on_highs(family):
+    """HiGHS defaults to the compact model: the state expansion (strategy 'direct') is pinned here."""
+    for case in random_instances(seed=seed_of(family, "states"), count=40):
+        exact = check_against_enumeration(family.format(k=case.k), case, "highs", strategy="direct")
+        assert exact.details["strategy"] == "direct"
+
+
+def test_compact_model_presolve_case():
+    """HiGHS 1.14's presolve answered 0.2392578125 ("optimal") on this compact model; the
+    maximum is 0.25390625 (d7 at grade 0).  The compact model runs HiGHS without presolve."""
+    instance = build_instance("ERR@6", ["d4", "d2", "d7", "d1"], ["d3", "d4", "d2", "d7"],
+                              {"d2": 2, "d3": 0, "d4": 1}, max_grade=2)
+    outcome = solve(compile_model(FORMULATION.build_compact(instance.reduced("a"), "a")), "highs")
+    assert outcome.status == "optimal" and outcome.objective == pytest.approx(0.25390625, abs=1e-12)
+    result = medopt.med("ERR@6", instance.a, instance.b, instance.judgments, max_grade=2, method="exact")
+    assert result.certified and result.value == pytest.approx(0.25390625, abs=1e-12)
+
+
+def test_cpsat_refuses_the_compact_model():
+    with pytest.raises(MedoptError, match="continuous variables"):
+        medopt.med("ERR@3", ["d1", "d2"], ["d2", "d1"], {}, method="exact", solver="cpsat", strategy="compact")
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
@@ -122,37 +148,41 @@ def test_limits_can_make_an_intermediate_grade_optimal():
     assert feasible >= 15 and needs_grade_one >= 5, (feasible, needs_grade_one)
 
 
-@pytest.mark.parametrize("solver", SOLVERS)
-def test_model_of_every_grade_without_the_reduction(solver):
+@pytest.mark.parametrize("solver, compact", [("highs", False), ("cpsat", False), ("highs", True)])
+def test_model_of_every_grade_without_the_reduction(solver, compact):
     """Cascade(extreme_grades=False) models grades 1..G-1 too; same optimum as enumerate."""
     every_grade = Cascade(extreme_grades=False)
+    build = every_grade.build_compact if compact else every_grade.build
     for case in random_instances(seed=seed_of("every grade", solver), count=8, max_grade=2):
         for family in ("ERR@{k}", "ERR"):
             metric = family.format(k=case.k)
             instance = build_instance(metric, case.a, case.b, case.judgments, max_grade=2)
-            outcomes = [solve(compile_model(every_grade.build(instance, d)), solver) for d in "ab"]
+            outcomes = [solve(compile_model(build(instance, d)), solver) for d in "ab"]
             assert all(o.status == "optimal" for o in outcomes)
             oracle = medopt.med(metric, **case.as_kwargs(), method="enumerate")
             assert abs(max(o.objective for o in outcomes) - oracle.value) <= 1e-9, (metric, case)
             assert max(o.bound for o in outcomes) <= oracle.value + 1e-9
 
 
+@pytest.mark.parametrize("compact", [False, True])
 @pytest.mark.parametrize("extreme_grades", [True, False])
-def test_model_equals_metric_for_every_assignment(extreme_grades):
-    """Fix x to a random assignment: the cascade is forced, the objective is M(A) - M(B)."""
+def test_model_equals_metric_for_every_assignment(extreme_grades, compact):
+    """Fix x to a random assignment: the cascade is forced (the compact model's LP in p and v
+    settles on the true cascade, the exactness argument of the docstring), the objective is
+    M(X) - M(Y) in both directions."""
     formulation, rng = Cascade(extreme_grades=extreme_grades), random.Random(3)
-    for case in random_instances(seed=17, count=40):
+    for case, direction in zip(random_instances(seed=17, count=40), "ab" * 20):
         for family in ("RR@{k}", "ERR"):
             instance = build_instance(family.format(k=case.k), case.a, case.b, case.judgments,
                                       max_grade=case.max_grade)
             grades = formulation.unjudged_grades(instance)
             assignment = {d: rng.choice(grades) for d in instance.unjudged}
-            model = formulation.build(instance, "b")
+            model = (formulation.build_compact if compact else formulation.build)(instance, direction)
             for (doc, grade), var in model.x.items():
                 var.fix(1 if assignment[doc] == grade else 0)
             outcome = solve(compile_model(model), "highs")
             assert outcome.status == "optimal"
-            assert abs(outcome.objective - instance.difference(assignment, "b")) <= 1e-12, (family, case)
+            assert abs(outcome.objective - instance.difference(assignment, direction)) <= 1e-12, (family, case)
 
 
 @pytest.mark.parametrize("solver", SOLVERS)

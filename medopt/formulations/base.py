@@ -29,6 +29,7 @@ class Formulation:
     family_name: str = ""
     ratio: bool = False
     strategies: tuple[str, ...] = ("direct",)
+    continuous_strategies: tuple[str, ...] = ()  # strategies whose models have continuous variables (HiGHS only)
     warm_start: dict = {}  # metric family -> heuristic method whose answer seeds the exact search
 
     def build(self, instance, direction: str, *, case: Case | None = None, lam: float | None = None):

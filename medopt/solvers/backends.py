@@ -40,6 +40,7 @@ class MatrixModel:
     upper: np.ndarray
     integer: np.ndarray
     columns: list  # Pyomo VarData, in column order
+    highs_options: dict = None  # per-model HiGHS options (a model's ``highs_options`` attribute)
 
 
 @dataclass
@@ -88,7 +89,8 @@ def compile_model(model) -> MatrixModel:
     integer = np.array([v.is_integer() or v.is_binary() for v in columns], dtype=bool)
     c = np.asarray(form.c.toarray()).ravel() if form.c.shape[1] else np.zeros(len(columns))
     offset = float(form.c_offset[0]) if len(form.c_offset) else 0.0
-    return MatrixModel(c, offset, A, row_lower, row_upper, lower, upper, integer, columns)
+    return MatrixModel(c, offset, A, row_lower, row_upper, lower, upper, integer, columns,
+                       dict(getattr(model, "highs_options", None) or {}))
 
 
 CUTOFF_SLACK = 1e-10  # added to a cutoff a solver proved nothing beats (see solve)
@@ -150,6 +152,8 @@ def solve_highs(matrix: MatrixModel, time_limit: float | None, cutoff: float | N
     h.setOptionValue("threads", 1)
     if time_limit is not None:
         h.setOptionValue("time_limit", float(time_limit))
+    for name, value in (matrix.highs_options or {}).items():
+        h.setOptionValue(name, value)
     if cutoff is not None:
         # HiGHS solves a maximisation as the minimisation of -(c.x + offset), and objective_bound
         # is the upper limit on that internal objective: nodes that cannot get below it are

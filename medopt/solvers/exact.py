@@ -68,9 +68,10 @@ def cutoff_for(start: float):
     return start if math.isfinite(start) else None
 
 
-def solve_direct(formulation, instance, direction, solver, clock, start: float = -math.inf) -> DirectionResult:
+def solve_direct(formulation, instance, direction, solver, clock, start: float = -math.inf,
+                 build=None) -> DirectionResult:
     result = DirectionResult()
-    model = formulation.build(instance, direction)
+    model = (build or formulation.build)(instance, direction)
     outcome = solve(model, solver, clock.remaining(), cutoff=cutoff_for(start))
     result.solves = 1
     if outcome.status == "infeasible":
@@ -170,7 +171,22 @@ def rank_rule_guess(instance: Instance, direction: str) -> tuple[float, dict]:
     return instance.differences(assignment)[direction], assignment
 
 
-STRATEGIES = {"direct": solve_direct, "enumerate": solve_cases, "dinkelbach": solve_dinkelbach}
+def solve_compact(formulation, instance, direction, solver, clock, start: float = -math.inf) -> DirectionResult:
+    """The formulation's compact model (continuous variables), solved like a direct one."""
+    return solve_direct(formulation, instance, direction, solver, clock, start, build=formulation.build_compact)
+
+
+STRATEGIES = {"direct": solve_direct, "enumerate": solve_cases, "dinkelbach": solve_dinkelbach,
+              "compact": solve_compact}
+
+
+def available_strategies(formulation, instance, solver: str) -> tuple[str, ...]:
+    """The formulation's strategies for this instance that ``solver`` can run (CP-SAT needs integers)."""
+    available = formulation.strategies_for(instance)
+    if solver == "cpsat":
+        available = tuple(s for s in available if s not in formulation.continuous_strategies)
+    return available
+
 
 
 def exact(instance: Instance, *, solver: str | None = None, time_limit: float | None = None,
@@ -180,11 +196,15 @@ def exact(instance: Instance, *, solver: str | None = None, time_limit: float | 
     if solver not in SOLVERS:
         raise MedoptError(f"unknown solver {solver!r}; choose one of {', '.join(SOLVERS)}")
     formulation = formulation_for(instance.metric)
-    available = formulation.strategies_for(instance)
+    available = available_strategies(formulation, instance, solver)
     if strategy == "auto":
         strategy = available[-1]
     if strategy not in available:
-        raise MedoptError(f"{instance.metric}: strategy {strategy!r} not available (choose from {', '.join(available)})")
+        needs_highs = " with CP-SAT (its model has continuous variables: use HiGHS)" \
+            if strategy in formulation.continuous_strategies else ""
+        raise MedoptError(f"{instance.metric}: strategy {strategy!r} not available{needs_highs} "
+                          f"(choose from {', '.join(available)})")
+
     clock = Clock(time_limit)
     if instance.a == instance.b and not instance.residual and not instance.limits:
         # identical cut lists score identically under every assignment: the MED is 0
