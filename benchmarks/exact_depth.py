@@ -7,8 +7,11 @@ instances, certified fraction, median / 90th percentile / max seconds, and the s
 best heuristic of that metric where one exists (its value is a lower bound; 'hit' is the
 fraction of instances where it reached the certified maximum).
 
-Every instance is appended to a JSON-lines log as it finishes, so an interrupted run
-continues where it stopped (--log, on by default); the table is printed from the log.
+Instances run in --jobs worker processes (default 2; 1 runs them in this process, no pool).
+Each finished instance is appended by the main process as one flushed line to a JSON-lines log
+(--log), so Ctrl-C or kill loses at most the instances in flight and a rerun continues where it
+stopped (--fresh ignores the log); the table is printed from the log, with the wall time and
+the number of instances solved in this run.
 
     python benchmarks/exact_depth.py                       # the full benchmark (hours)
     python benchmarks/exact_depth.py --pairs 2 --topics 10 --ks 20   # a quick subset
@@ -19,12 +22,19 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import multiprocessing
+import os
+import signal
 import statistics
 import sys
+import threading
 import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from contextlib import closing
 from pathlib import Path
 
 import numpy as np
+from tqdm import tqdm
 
 import medopt
 from medopt.errors import MedoptError
@@ -65,6 +75,100 @@ def run_instance(metric, a, b, judgments, solver, time_limit):
     return row
 
 
+def keep_sigint_from_cpsat():
+    """CP-SAT (catch_sigint_signal, on by default) takes SIGINT during a solve, ends the solve as if
+    its time limit were reached, and leaves SIGINT at SIG_DFL afterwards: a Ctrl-C would log a false
+    timeout and carry on, or kill the process outright.  Every CpSolver of this process gets the
+    parameter off, so Ctrl-C stays this script's."""
+    from ortools.sat.python import cp_model
+
+    if getattr(cp_model.CpSolver, "_sigint_kept", False):
+        return
+    init = cp_model.CpSolver.__init__
+
+    def __init__(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self.parameters.catch_sigint_signal = False
+
+    cp_model.CpSolver.__init__ = __init__
+    cp_model.CpSolver._sigint_kept = True
+
+
+# One worker process: the runs and qrels, loaded once by _start_worker.
+_WORKER: dict = {}
+
+
+def _start_worker(run_paths, qrels_path, parent):
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process decides what an interrupt stops
+    keep_sigint_from_cpsat()
+    _WORKER.update(runs={str(p): read_run(p) for p in run_paths}, qrels=read_qrels(qrels_path))
+    threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
+
+
+def _exit_with_parent(parent):
+    """A main process killed outright (SIGKILL) cannot stop its pool: each worker leaves when it is gone."""
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)
+
+
+def solve(runs, qrels, task):
+    first, second, topic, metric, judged, solver, time_limit = task
+    judgments = qrels.get(topic, {}) if judged == "dl-hard" else {}
+    return run_instance(metric, runs[first].rankings[topic], runs[second].rankings[topic], judgments, solver,
+                        time_limit)
+
+
+def _worker_solve(task):
+    return solve(_WORKER["runs"], _WORKER["qrels"], task)
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def solved(todo, jobs, run_paths, qrels_path, loaded, qrels):
+    """Yield (key, row) for each instance of ``todo`` as it finishes: in this process when ``jobs`` is 1,
+    else on a pool of ``jobs`` worker processes.  Pending instances are cancelled and running
+    ones stopped when the caller stops (an interrupt, an error)."""
+    if jobs <= 1 or not todo:
+        for key, task in todo:
+            yield key, solve(loaded, qrels, task)
+        return
+    # fork where there is one (as medopt.batch): workers of a spawn pool stopped mid-run leave semaphores
+    # that their imports registered, and the resource tracker warns about them at exit.
+    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+    # Workers start with SIGINT ignored (inherited through fork and exec), so a Ctrl-C while they start
+    # cannot print tracebacks; the pool starts its processes with the first tasks submitted.
+    # At most two tasks per worker are queued, so stopping drops the rest without cancelling them.
+    tasks, pending = iter(todo), {}
+
+    def submit():
+        for key, task in itertools.islice(tasks, 2 * jobs - len(pending)):
+            pending[pool.submit(_worker_solve, task)] = key
+
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        pool = ProcessPoolExecutor(min(jobs, len(todo)), mp_context=context, initializer=_start_worker,
+                                   initargs=(run_paths, qrels_path, os.getpid()))
+        submit()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    try:
+        while pending:
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                yield pending.pop(future), future.result()
+            submit()
+    finally:
+        if pending:  # stopped early: stop the solves in flight (their results are lost anyway)
+            for future in pending:
+                future.cancel()
+            for process in list((getattr(pool, "_processes", None) or {}).values()):
+                process.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA)
@@ -75,16 +179,22 @@ def main(argv=None):
     parser.add_argument("--judgments", nargs="+", default=["dl-hard", "none"], choices=["dl-hard", "none"])
     parser.add_argument("--solvers", nargs="+", default=["highs", "cpsat"])
     parser.add_argument("--time-limit", type=float, default=60.0)
+    parser.add_argument("--jobs", type=int, default=2,
+                        help="worker processes, one instance each (default 2; 1: in this process, no pool)")
     parser.add_argument("--log", type=Path, default=Path("benchmarks/results/exact_depth.jsonl"))
     parser.add_argument("--fresh", action="store_true", help="ignore instances already in the log")
     args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error("--jobs must be at least 1")
 
     runs = sorted((args.data / "baselines" / "doc").glob("*.run"))
     if len(runs) < 2:
         sys.exit(f"DL-HARD runs not found under {args.data}")
     pairs = select_pairs(runs, args.pairs)
-    qrels = read_qrels(args.data / "dl_hard-doc.qrels")
-    loaded = {p: read_run(p) for p in {p for pair in pairs for p in pair}}
+    qrels_path = args.data / "dl_hard-doc.qrels"
+    qrels = read_qrels(qrels_path)
+    run_paths = sorted({p for pair in pairs for p in pair})
+    loaded = {str(p): read_run(p) for p in run_paths}
     args.log.parent.mkdir(parents=True, exist_ok=True)
     done = {}
     if args.log.exists() and not args.fresh:
@@ -94,26 +204,51 @@ def main(argv=None):
             except json.JSONDecodeError:
                 continue  # a line cut by an interruption
             done[row["key"]] = row
-    with args.log.open("a") as log:
-        for k, template, judged, solver in itertools.product(args.ks, args.metrics, args.judgments, args.solvers):
-            metric = template.format(k=k)
-            for first, second in pairs:
-                run_a, run_b = loaded[first], loaded[second]
-                topics = sorted(set(run_a.rankings) & set(run_b.rankings), key=int)[: args.topics]
-                for topic in topics:
-                    key = f"{first.stem}|{second.stem}|{topic}|{metric}|{judged}|{solver}|{args.time_limit:g}"
-                    if key in done:
-                        continue
-                    judgments = qrels.get(topic, {}) if judged == "dl-hard" else {}
-                    row = run_instance(metric, run_a.rankings[topic], run_b.rankings[topic], judgments, solver,
-                                       args.time_limit)
-                    row.update(key=key, metric=metric, k=k, judgments=judged, solver=solver)
-                    log.write(json.dumps(row) + "\n")
-                    log.flush()
-                    done[key] = row
-                print(f"done {metric} {judged} {solver} {first.stem} vs {second.stem}", file=sys.stderr, flush=True)
+
+    todo, labels, skipped = [], {}, 0
+    for k, template, judged, solver in itertools.product(args.ks, args.metrics, args.judgments, args.solvers):
+        metric = template.format(k=k)
+        for first, second in pairs:
+            run_a, run_b = loaded[str(first)], loaded[str(second)]
+            topics = sorted(set(run_a.rankings) & set(run_b.rankings), key=int)[: args.topics]
+            for topic in topics:
+                key = f"{first.stem}|{second.stem}|{topic}|{metric}|{judged}|{solver}|{args.time_limit:g}"
+                if key in done:
+                    skipped += 1
+                    continue
+                todo.append((key, (str(first), str(second), topic, metric, judged, solver, args.time_limit)))
+                labels[key] = dict(key=key, metric=metric, k=k, judgments=judged, solver=solver)
+
+    keep_sigint_from_cpsat()
+    started, count, certified, interrupted = time.perf_counter(), 0, 0, False
+    previous_term = signal.signal(signal.SIGTERM, _raise_interrupt)  # kill: stop as cleanly as Ctrl-C
+    bar = tqdm(total=skipped + len(todo), initial=skipped, unit="inst", file=sys.stderr, dynamic_ncols=True,
+               mininterval=1.0, desc="exact_depth", disable=not todo)
+    try:
+        with args.log.open("a") as log, closing(solved(todo, args.jobs, run_paths, qrels_path, loaded, qrels)) as results:
+            for key, row in results:
+                row.update(labels[key])
+                log.write(json.dumps(row) + "\n")
+                log.flush()
+                done[key] = row
+                count += 1
+                certified += bool(row["certified"])
+                bar.set_postfix_str(f"{row['metric']} {row['judgments']} {row['solver']}", refresh=False)
+                bar.update()
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        bar.close()
+        signal.signal(signal.SIGTERM, previous_term)
+    wall = time.perf_counter() - started
+
     print_table([r for r in done.values() if r["k"] in args.ks and r["solver"] in args.solvers
                  and r["judgments"] in args.judgments and r["key"].endswith(f"|{args.time_limit:g}")], args.time_limit)
+    print(f"this run: {count} instance{'' if count == 1 else 's'} solved ({certified} certified) in {wall:.1f} s wall with --jobs {args.jobs}; "
+          f"{skipped} already in {args.log}" + (f"; interrupted, {len(todo) - count} left for a rerun" if interrupted
+                                                 else ""))
+    if interrupted:
+        sys.exit(130)
 
 
 def print_table(rows, time_limit):
