@@ -2,7 +2,8 @@
 
 10 run pairs x 50 topics, k = 20 and 100, with no judgments and with the DL-HARD qrels, for
 AP@k, AP(norm=min)@k, SSP@k, nDCG@k (graded), ERR@k (graded) and Q(beta=1)@k, per solver,
-each instance with a time limit (60 s).  Prints per metric, k, judgments and solver:
+each instance with a time limit (60 s).  Graded means grades 0..3, the DL-HARD scale, in both
+settings (with no judgments a topic would otherwise be binary, SPEC 1).  Prints per metric, k, judgments and solver:
 instances, certified fraction, median / 90th percentile / max seconds, and the same for the
 best heuristic of that metric where one exists (its value is a lower bound; 'hit' is the
 fraction of instances where it reached the certified maximum).
@@ -42,6 +43,8 @@ from medopt.io.trec import read_qrels, read_run
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "dl-hard"
 METRICS = ["AP@{k}", "AP(norm=min)@{k}", "SSP@{k}", "nDCG@{k}", "ERR@{k}", "Q(beta=1)@{k}"]
+GRADED = {"nDCG", "ERR"}  # graded metrics: unjudged documents may take any DL-HARD grade 0..3
+GRADE_SCALE = 3  # the DL-HARD qrels' top grade; without it a topic's scale is its own top judged grade (SPEC 1)
 HEURISTICS = {"AP": "greedy", "SSP": "tabu", "nDCG": "alg1", "ERR": "tc-err"}
 SEED = 20261122
 
@@ -56,18 +59,24 @@ def percentile(values, q):
     return float(np.percentile(values, q)) if values else float("nan")
 
 
+def scale_tag(metric) -> str:
+    """Graded metrics run on the DL-HARD scale: their log keys say so (older logs used each topic's own)."""
+    return f"|G{GRADE_SCALE}" if medopt.parse_metric(metric).family in GRADED else ""
+
+
 def run_instance(metric, a, b, judgments, solver, time_limit):
     family = medopt.parse_metric(metric).family
     row = {}
+    grades = {"max_grade": GRADE_SCALE} if family in GRADED else {}
     started = time.perf_counter()
-    exact = medopt.med(metric, a, b, judgments, method="exact", solver=solver, time_limit=time_limit)
+    exact = medopt.med(metric, a, b, judgments, method="exact", solver=solver, time_limit=time_limit, **grades)
     row.update(exact_seconds=time.perf_counter() - started, exact_value=exact.value, certified=exact.certified,
                status=exact.status, bound=exact.upper_bound)
     heuristic = HEURISTICS.get(family)
     if heuristic and heuristic in medopt.METHODS:
         started = time.perf_counter()
         try:
-            fast = medopt.med(metric, a, b, judgments, method=heuristic)
+            fast = medopt.med(metric, a, b, judgments, method=heuristic, **grades)
             row.update(heuristic=heuristic, heuristic_seconds=time.perf_counter() - started,
                        heuristic_value=fast.value)
         except MedoptError as error:
@@ -75,34 +84,24 @@ def run_instance(metric, a, b, judgments, solver, time_limit):
     return row
 
 
-def keep_sigint_from_cpsat():
-    """CP-SAT (catch_sigint_signal, on by default) takes SIGINT during a solve, ends the solve as if
-    its time limit were reached, and leaves SIGINT at SIG_DFL afterwards: a Ctrl-C would log a false
-    timeout and carry on, or kill the process outright.  Every CpSolver of this process gets the
-    parameter off, so Ctrl-C stays this script's."""
-    from ortools.sat.python import cp_model
-
-    if getattr(cp_model.CpSolver, "_sigint_kept", False):
-        return
-    init = cp_model.CpSolver.__init__
-
-    def __init__(self, *args, **kwargs):
-        init(self, *args, **kwargs)
-        self.parameters.catch_sigint_signal = False
-
-    cp_model.CpSolver.__init__ = __init__
-    cp_model.CpSolver._sigint_kept = True
-
-
 # One worker process: the runs and qrels, loaded once by _start_worker.
 _WORKER: dict = {}
 
 
+def warm_up():
+    """Import and first-call costs (Pyomo, HiGHS, CP-SAT: about a second) paid before any instance is
+    timed, so a process's first instance is not charged with them."""
+    for metric in ("AP@3", "nDCG@3", "ERR@3", "Q(beta=1)@3"):
+        for solver in ("highs", "cpsat"):
+            medopt.med(metric, ["d1", "d2", "d3"], ["d3", "d4"], {"d1": 1}, method="exact", solver=solver,
+                       max_grade=2)
+
+
 def _start_worker(run_paths, qrels_path, parent):
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process decides what an interrupt stops
-    keep_sigint_from_cpsat()
     _WORKER.update(runs={str(p): read_run(p) for p in run_paths}, qrels=read_qrels(qrels_path))
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
+    warm_up()
 
 
 def _exit_with_parent(parent):
@@ -132,6 +131,8 @@ def solved(todo, jobs, run_paths, qrels_path, loaded, qrels):
     else on a pool of ``jobs`` worker processes.  Pending instances are cancelled and running
     ones stopped when the caller stops (an interrupt, an error)."""
     if jobs <= 1 or not todo:
+        if todo:
+            warm_up()
         for key, task in todo:
             yield key, solve(loaded, qrels, task)
         return
@@ -212,14 +213,13 @@ def main(argv=None):
             run_a, run_b = loaded[str(first)], loaded[str(second)]
             topics = sorted(set(run_a.rankings) & set(run_b.rankings), key=int)[: args.topics]
             for topic in topics:
-                key = f"{first.stem}|{second.stem}|{topic}|{metric}|{judged}|{solver}|{args.time_limit:g}"
+                key = f"{first.stem}|{second.stem}|{topic}|{metric}{scale_tag(metric)}|{judged}|{solver}|{args.time_limit:g}"
                 if key in done:
                     skipped += 1
                     continue
                 todo.append((key, (str(first), str(second), topic, metric, judged, solver, args.time_limit)))
                 labels[key] = dict(key=key, metric=metric, k=k, judgments=judged, solver=solver)
 
-    keep_sigint_from_cpsat()
     started, count, certified, interrupted = time.perf_counter(), 0, 0, False
     previous_term = signal.signal(signal.SIGTERM, _raise_interrupt)  # kill: stop as cleanly as Ctrl-C
     bar = tqdm(total=skipped + len(todo), initial=skipped, unit="inst", file=sys.stderr, dynamic_ncols=True,

@@ -223,6 +223,7 @@ def solve_cpsat(matrix: MatrixModel, time_limit: float | None, cutoff: float | N
     model.maximize(objective)
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
+    solver.parameters.catch_sigint_signal = False  # Ctrl-C stops the program, never ends a solve as if timed out
     solver.parameters.linearization_level = 2
     if time_limit is not None:
         solver.parameters.max_time_in_seconds = float(time_limit)
