@@ -53,3 +53,14 @@ def test_reductions_keep_the_maximum(template):
                 assert reduced.dominates(d, e)
     if not template.startswith("Q"):
         assert reduced_somewhere > 10
+
+
+def test_ndcg_fixes_documents_whose_net_weight_is_not_positive():
+    instance = build_instance("nDCG@3", ["d1", "d2", "d3"], ["d3", "d2", "d4"], {}, max_grade=2)
+    # direction a: d2 has the same discount in both lists, d3 and d4 weigh more in B: all at grade 0
+    assert instance.reduced("a").fixed == {"d2": 0, "d3": 0, "d4": 0}
+    assert instance.reduced("b").fixed == {"d1": 0, "d2": 0}
+    from medopt.instance import RelevanceLimit
+    limited = build_instance("nDCG@3", ["d1", "d2", "d3"], ["d3", "d2", "d4"], {}, max_grade=2,
+                             limits=[RelevanceLimit(grade=1, low=2)])
+    assert limited.reduced("a").fixed == {}  # an "at least" limit may need them relevant
