@@ -134,8 +134,9 @@ class Instance:
         * better_only = "top" (RR, ERR), no limits: X-only documents at grade G, since M(X) is
           non-decreasing in each stop probability and M(Y) does not see them.
         * net_weight = "zero" (nDCG), no "at least" limit: a document whose discount in X's top k
-          is at most its discount in Y's (0 when absent) at grade 0.  The difference is N / D with
-          N = sum_d gain(d) (w_X(d) - w_Y(d)) and D = IDCG, non-decreasing in every gain.  Lowering
+          is at most its discount in Y's (0 when absent; metric.net_weights) at grade 0.  The
+          difference is N / D with N = sum_d gain(d) (w_X(d) - w_Y(d)) and D = IDCG,
+          non-decreasing in every gain.  Lowering
           such a document to grade 0 cannot lower N and cannot raise D; with N >= 0 the ratio cannot
           fall.  (This contains worse_only for nDCG.)
         """
@@ -149,7 +150,7 @@ class Instance:
         if metric.better_only == "top" and not self.limits:
             fixed.update({d: self.max_grade for d in better_only})
         if metric.net_weight == "zero" and all(limit.low == 0 for limit in self.limits):
-            weights = metric.rank_weights(max(len(better), len(worse)))
+            weights = metric.net_weights(max(len(better), len(worse)))
             at_better, at_worse = {d: i for i, d in enumerate(better)}, {d: i for i, d in enumerate(worse)}
             weight = lambda at, d: weights[at[d]] if d in at else 0.0
             fixed.update({d: 0 for d in self.unjudged

@@ -42,5 +42,11 @@ class Formulation:
     def cases(self, instance) -> Iterable[Case]:
         return ()
 
+    def bounded_cases(self, instance, direction: str):
+        """Optional: (bound, case) pairs, bounds non-increasing, each a proven upper bound of the
+        case's optimum in ``direction`` computed without a solver; cases admitting no assignment
+        may be left out.  None: no such bounds (every case is solved)."""
+        return None
+
     def min_denominator(self, instance) -> float:
         return 1.0

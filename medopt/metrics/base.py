@@ -97,7 +97,7 @@ class Metric(ABC):
     worse_only: ClassVar[str | None] = "zero"
     better_only: ClassVar[str | None] = None
     rank_dominance: ClassVar[bool] = True   # grade(d) >= grade(e) when d is above e in the better list, below in the other
-    # net_weight: "zero" -- a document whose rank weight (rank_weights) in the better list is at most
+    # net_weight: "zero" -- a document whose rank weight (net_weights) in the better list is at most
     # its weight in the other is best at grade 0 (a linear numerator over a denominator that no
     # raised grade can lower: nDCG).
     net_weight: ClassVar[str | None] = None

@@ -47,8 +47,8 @@ class NDCG(Metric):
     doc = "nDCG@k = DCG@k / IDCG@k, IDCG over the collection's positive-gain documents"
     net_weight = "zero"
 
-    def rank_weights(self, depth: int) -> list[float]:
-        """The numerator's weight of each rank (the discount)."""
+    def net_weights(self, depth: int) -> list[float]:
+        """The numerator's weight of each rank (the discount), for the net_weight reduction."""
         return [log2_discount(i) for i in range(1, depth + 1)]
 
     def ideal_dcg(self, grades, grading, depth: int | None = None) -> float:
