@@ -1,16 +1,27 @@
-"""Exact MED for the Q-measure (profile enumeration) against brute-force enumeration.
+"""Exact MED for the Q-measure (profile enumeration, branch and bound over profile boxes)
+against brute-force enumeration.
 
 Every instance is solved with both backends; instances are kept small (few
-unjudged documents) because each profile case is one MILP per direction.
+unjudged documents) because each profile case is one MILP per direction.  The box
+relaxation is pinned by property tests: splitting partitions the reachable profiles,
+a one-profile box is that profile's case, and a box's test model F(lam) is at least
+R (difference - lam) for every assignment whose profile lies in the box.
 """
 
+import itertools
+import math
+
+import numpy as np
 import pytest
 
 import medopt
 from medopt.errors import MedoptError
 from medopt.formulations import formulation_for
+from medopt.formulations.common import judged_count
+from medopt.formulations.q_measure import box_case, depth, profile_grades, tighten
 from medopt.instance import RelevanceLimit, build_instance
 from medopt.random_instances import random_instances
+from medopt.solvers.backends import solve
 
 SOLVERS = ("highs", "cpsat")
 GAINS = {0: 0.0, 1: 0.25, 2: 0.75}
@@ -102,7 +113,7 @@ def test_edge_cases():
 def test_cases_and_model_structure():
     instance = build_instance("Q@3", ["d1", "d2", "d3"], ["d3", "d2", "d1"], {}, max_grade=1)
     formulation = formulation_for(instance.metric)
-    assert formulation.ratio and formulation.strategies == ("enumerate",)
+    assert formulation.ratio and formulation.strategies == ("enumerate", "boxes")
     cases = list(formulation.cases(instance))
     assert [c.fix["R"] for c in cases] == [0, 1, 2, 3]  # G = 1: one case per R
     model = formulation.build(instance, "a", case=cases[2])
@@ -111,3 +122,152 @@ def test_cases_and_model_structure():
     profiles = [c.fix["counts"] for c in formulation_for(graded.metric).cases(graded)]
     # C_1 in 1..4 (R, exact), C_2 in 1..3 capped at L = 3, U_2 <= U_1: 4 + 3 + 2 = 9 reachable profiles
     assert len(profiles) == 9 and len(set(profiles)) == 9
+
+
+def test_enumerate_strategy_still_exact():
+    checked = []
+    for n, case in enumerate(random_instances(seed=106, count=12, max_grade=2, max_unjudged=3)):
+        metric = (f"Q@{case.k}", f"Q(beta=0.5,rel=2)@{case.k}")[n % 2]
+        for solver in SOLVERS:
+            oracle = medopt.med(metric, **case.as_kwargs(), method="enumerate")
+            exact = medopt.med(metric, **case.as_kwargs(), method="exact", solver=solver, strategy="enumerate")
+            assert abs(exact.value - oracle.value) <= 1e-9 and exact.certified
+        checked.append(metric)
+    assert len(checked) == 12
+
+
+# -- the box relaxation ------------------------------------------------------------------------
+
+def profile_of(instance, assignment):
+    """(g, min(C_g, L)) per profile grade (C_rel itself for rel) of a full assignment."""
+    rel, cap = instance.metric.p("rel"), depth(instance)
+    counts = {}
+    for g in profile_grades(instance):
+        c = judged_count(instance, g) + sum(1 for d in instance.unjudged if assignment[d] >= g)
+        counts[g] = c if g == rel else min(c, cap)
+    return counts
+
+
+def in_box(profile, box):
+    return all(lo <= profile[g] <= hi for g, lo, hi in box)
+
+
+def leaves(formulation, instance, case):
+    """Every one-profile case reached by splitting ``case`` down to single profiles."""
+    if "box" not in case.fix:
+        return [case]
+    return [leaf for child in formulation.split(instance, case) for leaf in leaves(formulation, instance, child)]
+
+
+def random_box(rng, instance, root):
+    """A random sub-box of the root box (tightened; None when it holds no reachable profile)."""
+    box = []
+    for g, lo, hi in root.fix["box"]:
+        a, b = sorted(int(v) for v in rng.integers(lo, hi + 1, size=2))
+        box.append((g, a, b))
+    return tighten(instance, tuple(box))
+
+
+def graded_instances(seed, count):
+    """Graded instances (G = 2 or 3 with gain maps), partial judgments, some with relevance limits."""
+    cases = itertools.chain(random_instances(seed=seed, count=count - count // 2, max_grade=2, max_unjudged=4),
+                            random_instances(seed=seed + 1, count=count // 2, max_grade=3, max_unjudged=3))
+    for n, case in enumerate(cases):
+        metric = (f"Q@{case.k}", f"Q(beta=0.5)@{case.k}", f"Q(rel=2)@{case.k}", f"Q(beta=2.0)@{case.k}")[n % 4]
+        limits = () if n % 3 else limits_for(n // 3, case.judgments)[:1]
+        limits = tuple(lim for lim in limits if lim.grade <= case.max_grade)
+        yield build_instance(metric, case.a, case.b, case.judgments, max_grade=case.max_grade,
+                             gains=GAINS if n % 5 == 4 and case.max_grade == 2 else None, limits=limits)
+
+
+def test_splitting_partitions_the_reachable_profiles():
+    """Root boxes split down to single profiles give every case of cases() exactly once, as the same Case."""
+    checked = 0
+    for instance in graded_instances(seed=107, count=40):
+        formulation = formulation_for(instance.metric)
+        cases = list(formulation.cases(instance))
+        found = [leaf for root in formulation.root_boxes(instance) for leaf in leaves(formulation, instance, root)]
+        assert sorted(c.label for c in found) == sorted(c.label for c in cases), instance.metric
+        assert {c.label: c for c in found} == {c.label: c for c in cases}  # the same fix: the same model
+        checked += 1
+    assert checked == 40
+
+
+def test_singleton_box_is_the_case_model():
+    instance = build_instance("Q(beta=1)@4", ["d1", "d2", "d3", "d4"], ["d3", "d5", "d1", "x"], {"x": 3, "d4": 1},
+                              max_grade=3)
+    formulation = formulation_for(instance.metric)
+    for case in formulation.cases(instance):
+        if case.fix["R"] == 0:
+            continue
+        box = tuple((g, v, v) for g, v, _ in sorted(case.fix["counts"]))
+        same = box_case(instance, tighten(instance, box))
+        assert same == case
+        assert str(formulation.build(instance, "a", case=same).objective.expr) == \
+            str(formulation.build(instance, "a", case=case).objective.expr)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_box_model_bounds_every_assignment_of_the_box(solver):
+    """F(lam) >= R (difference - lam) for every assignment whose profile lies in the box (both directions),
+    and the bound the driver derives, lam + max(F, 0) / R_lo, is >= every such difference."""
+    rng = np.random.default_rng(108)
+    checked = 0
+    for instance in graded_instances(seed=108, count=30):
+        formulation = formulation_for(instance.metric)
+        roots = [c for c in formulation.root_boxes(instance) if "box" in c.fix]
+        if not roots:
+            continue
+        docs = instance.unjudged
+        assignments = [dict(zip(docs, grades)) for grades in
+                       itertools.product(range(instance.max_grade + 1), repeat=len(docs))]
+        assignments = [a for a in assignments if instance.satisfies_limits(a)]
+        for _ in range(4):
+            box = random_box(rng, instance, roots[0]) if checked % 4 else roots[0].fix["box"]
+            if box is None:
+                continue
+            case = box_case(instance, box)
+            inside = [a for a in assignments if in_box(profile_of(instance, a), box)]
+            assert inside, (instance.metric, box)  # a tightened box holds a reachable profile
+            for direction in ("a", "b"):
+                lam = float(rng.uniform(-0.5, 0.8))
+                if "box" in case.fix:
+                    model = formulation.build(instance, direction, case=case, lam=lam)
+                    outcome = solve(model, solver)
+                    assert outcome.status == "optimal"
+                    needed = max(profile_of(instance, a)[instance.metric.p("rel")]
+                                 * (instance.differences(a)[direction] - lam) for a in inside)
+                    assert outcome.bound >= needed - 1e-7, (instance.metric, box, direction, lam)
+                    bound = lam + max(outcome.bound, 0.0) / case.denominator
+                else:
+                    bound = solve(formulation.build(instance, direction, case=case), solver).bound
+                best = max(instance.differences(a)[direction] for a in inside)
+                assert bound >= best - 1e-7, (instance.metric, box, direction)
+            checked += 1
+    assert checked >= 60
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_patched_template_is_the_built_model(solver):
+    """BoxModels.patched (what solve_boxes solves) has the optimum of build() for boxes and profiles."""
+    rng = np.random.default_rng(109)
+    checked = 0
+    for instance in graded_instances(seed=109, count=16):
+        formulation = formulation_for(instance.metric)
+        roots = [c for c in formulation.root_boxes(instance) if "box" in c.fix]
+        for direction in ("a", "b"):
+            templates = formulation.box_models(instance, direction)
+            if templates is None or not roots:
+                continue
+            boxes = [roots[0].fix["box"], random_box(rng, instance, roots[0])]
+            cases = [box_case(instance, b) for b in boxes if b is not None]
+            cases += [c for c in formulation.cases(instance) if c.fix["R"] != 0][:3]
+            for case in cases:
+                lam = float(rng.uniform(-0.3, 0.6)) if "box" in case.fix else None
+                built = solve(formulation.build(instance, direction, case=case, lam=lam), solver)
+                patched = solve(templates.patched(case, lam), solver)
+                assert built.status == patched.status
+                if built.status == "optimal":
+                    assert abs(built.objective - patched.objective) <= 1e-7, (instance.metric, case.label)
+                checked += 1
+    assert checked >= 40

@@ -1,4 +1,5 @@
-"""MED for Sakai's Q-measure (Q@k, Q without cutoff): profile enumeration + exact product linearisation.
+"""MED for Sakai's Q-measure (Q@k, Q without cutoff): profiles (enumerated, or branch and bound over
+boxes of profiles) + exact product linearisation.
 
 Definition (SPEC 3, metrics/q.py).  For a ranking X = x_1..x_L (L = k, or the list's
 length when shorter or without cutoff), with b_i = [grade(x_i) >= rel], gain u(g),
@@ -61,6 +62,45 @@ Dinkelbach does not apply directly: cg*(i) sits inside each term's own denominat
 so Q is not one ratio N(x)/D(x) with a single denominator; only fixing the profile
 makes every term linear.
 
+Boxes of profiles (strategy "boxes", the default; solvers.exact.solve_boxes).  A box fixes
+intervals R in [R_lo, R_hi] (R_lo >= 1; the profile R = 0, objective 0, is its own case) and
+min(C_g, L) in [lo_g, hi_g] for the other profile grades (hi_g = L: C_g >= lo_g only).  Its
+reachable profiles are those of `tighten` (the chain n >= U_1 >= ... >= U_G >= 0 and the limits
+propagated into the intervals; every value left extends to a chain).  The box's model at a
+difference lam: the case model's variables, products and rows, the profile rows replaced by
+R_lo <= C_rel <= R_hi and lo_g <= C_g <= hi_g, and the objective
+    F(lam) = max  S_X(x; lo) - S_Y(x; hi) - lam C_rel(x),
+X the list the direction favours, Y the other, S(x; c) = sum_i term_i(x) / D_i(c) with the
+linear numerators term_i = b_i (beta cg(i) + count(i)) of `score` and D_i(c) = beta cg*(i) + i
+computed from the counts c (lo: the smallest of the box, hi: the largest).
+Why an upper bound.  cg*(i) = sum_g s_g min(i, C_g) is non-decreasing in every C_g (s_g >= 0,
+the gain map is non-decreasing), so over the box D_i(lo) <= D_i(P) <= D_i(hi) for the true
+profile P of x; every numerator is >= 0 at an integral point, hence
+S_X(x; lo) >= R Q(X) and S_Y(x; hi) <= R Q(Y), and for every assignment x of the box
+    R(x) (sign (Q(A) - Q(B)) - lam) <= F(lam).
+R is kept exact (it multiplies lam instead of dividing the objective): F(lam) <= 0 proves that
+no assignment of the box beats lam, and in general every difference in the box is at most
+lam + max(F_ub, 0) / R_lo for any proven bound F_ub >= F(lam) (the LP relaxation's optimum,
+or a MILP bound).  Dividing by R_lo in X and R_hi in Y instead also bounds the difference, but
+measured on DL-HARD that bound stayed far above 1 on wide boxes and pruned nothing.
+Valid inequalities over a box.  The one-hot pair rows do not involve the profile.  The prefix
+upper row rel(d) #{top i of grade >= g} <= c rel(d) holds for every profile of the box with
+c = hi_g (#{top i of grade >= g} <= C_g <= hi_g, and it is only added when hi_g < i, i.e.
+when hi_g is a true count below L); the prefix lower row holds with c = lo_g (U_g = C_g - J_g
+>= lo_g - J_g whether or not lo_g is capped).  Both are the profile's own rows when lo = hi.
+Why a one-profile box is exact.  The driver solves it as that profile's case: box_case turns
+it into the Case of cases() (same label, same fix), i.e. today's case model with
+D_i(lo) = D_i(hi), R_lo = R_hi = R, the objective divided by R and no lam, solved with the
+cutoff; and splitting partitions the reachable profiles, so every profile is closed either
+inside a box with F(lam) <= 0 or as its own case.
+Template.  BoxModels compiles, once per direction, every row any box or profile can need (the
+cuts with a placeholder coefficient on rel(d), count rows with free bounds) and patches the
+matrix per box: bounds of the count rows, the coefficient c of each cut (or a free row when
+the box has no such cut), and the objective from the per-rank term vectors and 1/D_i.  For a
+profile the patched matrix is its case model up to free rows (tests compare their optima).
+Measured (DL-HARD, k = 20, Q(beta=1), HiGHS): graded qrels, 4-466 solves of ~1-10 ms instead
+of up to 1,781 MILPs per direction; without judgments (G = 1) 7-46 solves instead of n + 1 MILPs.
+
 Size per case: n G binaries x; at most G P binaries y, P <= 2 * C(min(n, L), 2) the
 ordered pairs (d, e) with e above d in A or B; 3 P G linking rows, P one-hot pair rows
 (G > 1), at most 2 per (d, grade of the profile) prefix rows, n one_grade rows (G > 1),
@@ -71,6 +111,7 @@ from __future__ import annotations
 
 from itertools import product
 
+import numpy as np
 import pyomo.environ as pyo
 
 from .base import Case, Formulation
@@ -106,17 +147,23 @@ def reachable(instance, bounds: dict) -> bool:
 
 
 class CaseTerms:
-    """The pieces of Q under one profile: weights, ideal gains, the products y and their inequalities."""
+    """The pieces of Q under one profile, or over a box of profiles: weights, ideal gains,
+    the products y and their inequalities.
 
-    def __init__(self, m, instance, counts):
+    ``low`` and ``high`` map each profile grade to the smallest and largest min(C_g, L) of
+    the box (equal for a profile); ``ideal_low`` / ``ideal_high`` are cg*(1..L) at those counts."""
+
+    def __init__(self, m, instance, low, high=None):
+        high = low if high is None else high
         metric, grading, top = instance.metric, instance.grading, instance.max_grade
         self.m, self.instance = m, instance
         self.rel, self.beta = metric.p("rel"), metric.p("beta")
         gain = {g: metric.gain(g, grading) for g in range(0, top + 1)}
         self.weight = {g: self.beta * gain[g] + (g >= self.rel) for g in range(1, top + 1)}  # w(g)
-        self.size = {g: (depth(instance) if at_least else v) for g, (v, at_least) in counts.items()}  # min(C_g, L)
-        self.ideal = [sum((gain[g] - gain[g - 1]) * min(i, c) for g, c in self.size.items())
-                      for i in range(1, depth(instance) + 1)]  # cg*(i)
+        self.low, self.high = dict(low), dict(high)  # min(C_g, L) at the box's smallest and largest counts
+        self.ideal_low, self.ideal_high = (
+            [sum((gain[g] - gain[g - 1]) * min(i, c) for g, c in size.items()) for i in range(1, depth(instance) + 1)]
+            for size in (self.low, self.high))  # cg*(i), smallest and largest over the box
         self.relevance = {d: sum(m.x[d, g] for g in m.GRADES if g >= self.rel) for d in instance.unjudged}
         self.product_grades = [g for g in m.GRADES if self.weight[g] != 0]
         # ordered pairs (d, e) of unjudged documents with e above d in A or B, each once
@@ -146,7 +193,8 @@ class CaseTerms:
         return sum(self.m.x[d, h] for h in self.m.GRADES if h >= max(g, self.rel))
 
     def add_valid_inequalities(self):
-        """Integral cuts that tighten the LP relaxation (see the module docstring); none changes the integer optima."""
+        """Integral cuts that tighten the LP relaxation (see the module docstring); none changes the
+        integer optima.  Over a box the upper counts use the largest c_g, the lower ones the smallest."""
         m, instance, n = self.m, self.instance, len(self.instance.unjudged)
         m.cuts = pyo.ConstraintList(doc="valid inequalities: one-hot pairs, prefix upper and lower counts")
         if instance.max_grade > 1:
@@ -157,42 +205,257 @@ class CaseTerms:
                 if self.judged(d):
                     continue
                 above = [e for e in ranking[: i - 1] if not self.judged(e)]
-                for g, size in self.size.items():
-                    if size < i:  # at most min(i, C_g) documents of grade >= g in the top i
+                for g in self.low:
+                    high, low = self.high[g], self.low[g]
+                    if high < i:  # at most min(i, C_g) <= high documents of grade >= g in the top i
                         judged_above = sum(1 for e in ranking[: i - 1]
                                            if self.judged(e) and instance.grading.cap(instance.judgments[e]) >= g)
                         m.cuts.add(self.at_least_above(d, above, g) + judged_above * self.relevance[d]
-                                   + self.self_at_least(d, g) <= size * self.relevance[d])
-                    least = size - judged_count(instance, g) - (n - len(above) - 1)
+                                   + self.self_at_least(d, g) <= high * self.relevance[d])
+                    least = low - judged_count(instance, g) - (n - len(above) - 1)
                     if least > 0 and above:  # U_g >= least + (unjudged docs neither above d nor d)
                         m.cuts.add(self.at_least_above(d, above, g) + self.self_at_least(d, g)
                                    >= least * self.relevance[d])
 
-    def score(self, ranking):
-        """R * Q(ranking): sum_i b_i (beta cg(i) + count(i)) / (beta cg*(i) + i), linear in x, y."""
+    def terms(self, ranking):
+        """[(i, b_i (beta cg(i) + count(i)))] for the ranks i whose term can be non-zero, linear in x, y."""
         m, instance, weight = self.m, self.instance, self.weight
         metric, grading = instance.metric, instance.grading
-        total, judged_above, above = 0, 0.0, []
+        terms, judged_above, above = [], 0.0, []
         for i, d in enumerate(ranking, start=1):
-            denominator = self.beta * self.ideal[i - 1] + i
             if self.judged(d):
                 grade = instance.judgments[d]
                 relevant = metric.is_relevant(grade)
                 judged_above += self.beta * metric.gain(grade, grading) + relevant
                 if relevant:
-                    total += (judged_above + sum(weight[g] * m.x[e, g] for e in above for g in m.GRADES)) / denominator
+                    terms.append((i, judged_above + sum(weight[g] * m.x[e, g] for e in above for g in m.GRADES)))
             else:
                 term = sum(weight[g] * m.x[d, g] for g in m.GRADES if g >= self.rel) + judged_above * self.relevance[d]
                 term += sum(weight[g] * m.y[self.key(d, e, g)] for e in above for g in self.product_grades)
-                total += term / denominator
+                terms.append((i, term))
                 above.append(d)
+        return terms
+
+    def score(self, ranking, ideal=None):
+        """R * Q(ranking): sum_i b_i (beta cg(i) + count(i)) / (beta cg*(i) + i), linear in x, y
+        (cg* = ``ideal``, by default the smallest of the box: the profile's own for a profile)."""
+        ideal = self.ideal_low if ideal is None else ideal
+        total = 0
+        for i, term in self.terms(ranking):
+            total += term / (self.beta * ideal[i - 1] + i)
         return total
 
 
+def box_label(instance, box) -> str:
+    """'R=5..9 C1=5..9 C2=5..>=20 C3>=20': the box's intervals (hi = L of a grade other than rel: C_g >= L)."""
+    rel, cap = instance.metric.p("rel"), depth(instance)
+
+    def interval(g, lo, hi):
+        at = g != rel and hi >= cap
+        if lo == hi:
+            return f"C{g}{AT_LEAST if at else '='}{lo}"
+        return f"C{g}={lo}..{AT_LEAST if at else ''}{hi}"
+
+    r_lo, r_hi = next((lo, hi) for g, lo, hi in box if g == rel)
+    return f"R={r_lo}" + (f"..{r_hi}" if r_hi != r_lo else "") + " " + " ".join(interval(*item) for item in box)
+
+
+def tighten(instance, box):
+    """The smallest box holding every reachable profile of ``box`` (None when it holds none).
+
+    In unjudged counts U_g = C_g - J_g an assignment exists iff n >= U_1 >= ... >= U_G >= 0;
+    with interval bounds per grade (the box's, the relevance limits, [0, n] otherwise) the
+    chain gives U_g >= lo_h for h > g and U_h <= hi_g for g < h, and then every value left in
+    every interval extends to a full chain.  A capped value L of grade g != rel means C_g >= L."""
+    rel, cap, n, top = instance.metric.p("rel"), depth(instance), len(instance.unjudged), instance.max_grade
+    judged = {g: judged_count(instance, g) for g in range(1, top + 1)}
+    lo, hi = {g: 0 for g in range(1, top + 1)}, {g: n for g in range(1, top + 1)}
+    for g, low, high in box:
+        lo[g] = max(lo[g], low - judged[g])
+        if g == rel or high < cap:
+            hi[g] = min(hi[g], high - judged[g])
+    for limit in instance.limits:
+        if limit.grade in lo:
+            lo[limit.grade] = max(lo[limit.grade], limit.low - judged[limit.grade])
+            if limit.high is not None:
+                hi[limit.grade] = min(hi[limit.grade], limit.high - judged[limit.grade])
+    for g in range(top - 1, 0, -1):
+        lo[g] = max(lo[g], lo[g + 1])
+    for g in range(2, top + 1):
+        hi[g] = min(hi[g], hi[g - 1])
+    if any(lo[g] > hi[g] for g in lo):
+        return None
+    return tuple((g, judged[g] + lo[g], judged[g] + hi[g]) if g == rel else
+                 (g, min(judged[g] + lo[g], cap), min(judged[g] + hi[g], cap)) for g, _, _ in box)
+
+
+def box_case(instance, box) -> Case:
+    """A Case for a box; a box of one profile is that profile's case (the same fix, the same model)."""
+    rel, cap = instance.metric.p("rel"), depth(instance)
+    r_lo, r_hi = next((lo, hi) for g, lo, hi in box if g == rel)
+    if all(lo == hi for _, lo, hi in box):
+        counts = tuple((g, lo, g != rel and lo >= cap) for g, lo, _ in box)
+        counts = (next(c for c in counts if c[0] == rel),) + tuple(c for c in counts if c[0] != rel)
+        label = " ".join(f"C{g}{AT_LEAST if at else '='}{v}" for g, v, at in sorted(counts))
+        return Case(f"R={r_lo} {label}", float(r_lo), {"R": r_lo, "counts": counts})
+    return Case(f"box {box_label(instance, box)}", float(r_lo), {"R": (r_lo, r_hi), "box": tuple(box)})
+
+
+PLACEHOLDER = 0.5  # coefficient of rel(d) in the template's count cuts: never cancels an integer, patched per box
+
+
+class BoxModels:
+    """One direction's box models as one compiled matrix, patched per box (strategy 'boxes').
+
+    The template holds every row a box or profile model of this direction can need: the shared
+    rows (one_grade, limits, dominance, products, one-hot pairs), C_g >= . and C_g <= . per
+    profile grade, and each prefix cut that some box can activate, written with the placeholder
+    coefficient on rel(d).  For a box the patch sets the count rows' bounds, the coefficient
+    c_g of rel(d) in each cut (the box's largest c_g in an upper cut, its smallest in a lower
+    one, as in CaseTerms.add_valid_inequalities), frees the rows of cuts the box does not have
+    (+-inf bound), and sets the objective from the per-rank term vectors and the box's
+    denominators.  The patched matrix is therefore the compiled form of ``build`` for that case
+    or box, up to free rows and a ranged count row written as two rows
+    (tests/test_exact_q.py compares their optima)."""
+
+    def __init__(self, instance, direction):
+        from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
+
+        from ..solvers.backends import MatrixModel, linear_vector
+
+        self.instance, self.direction = instance, direction
+        rel, cap, n = instance.metric.p("rel"), depth(instance), len(instance.unjudged)
+        self.rel, self.cap, self.n = rel, cap, n
+        self.grades = profile_grades(instance)
+        self.judged = {g: judged_count(instance, g) for g in self.grades}
+        m = self.m = new_model(instance, direction, "Q-measure, box template")
+        terms = CaseTerms(m, instance, {g: 0 for g in self.grades})
+        counts = {g: sum(m.x[d, h] for d in m.UNJUDGED for h in m.GRADES if h >= g) for g in self.grades}
+        m.count_low = pyo.Constraint(self.grades, rule=lambda m, g: counts[g] >= -1)
+        m.count_high = pyo.Constraint(self.grades, rule=lambda m, g: counts[g] <= n + 1)
+        terms.add_products()
+        m.pairs = pyo.ConstraintList()
+        if instance.max_grade > 1:
+            for d, e in terms.pairs:
+                m.pairs.add(sum(m.y[terms.key(d, e, g)] for g in terms.product_grades) <= terms.relevance[d])
+        m.upper, m.lower = pyo.ConstraintList(), pyo.ConstraintList()
+        cuts = []  # (kind, constraint, i, g, d, above)
+        smallest = {g: (max(self.judged[g], 1) if g == rel else min(self.judged[g], cap)) for g in self.grades}
+        for ranking in (instance.a, instance.b):
+            for i, d in enumerate(ranking, start=1):
+                if terms.judged(d):
+                    continue
+                above = [e for e in ranking[: i - 1] if not terms.judged(e)]
+                for g in self.grades:
+                    if smallest[g] < i:
+                        judged_above = sum(1 for e in ranking[: i - 1]
+                                           if terms.judged(e) and instance.grading.cap(instance.judgments[e]) >= g)
+                        row = m.upper.add(terms.at_least_above(d, above, g) + judged_above * terms.relevance[d]
+                                          + terms.self_at_least(d, g) - PLACEHOLDER * terms.relevance[d] <= 0)
+                        cuts.append(("upper", row, i, g, d, len(above)))
+                    if above:
+                        row = m.lower.add(terms.at_least_above(d, above, g) + terms.self_at_least(d, g)
+                                          - PLACEHOLDER * terms.relevance[d] >= 0)
+                        cuts.append(("lower", row, i, g, d, len(above)))
+        self.terms = {"a": terms.terms(instance.a), "b": terms.terms(instance.b)}
+        placeholder = sum(t for side in self.terms.values() for _, t in side) + counts[rel]
+        m.objective = pyo.Objective(expr=placeholder, sense=pyo.maximize)
+        form = LinearStandardFormCompiler().write(m, mixed_form=True, set_sense=-1)
+        A = form.A.tocsr()
+        A.sort_indices()
+        row_lower, row_upper = np.full(A.shape[0], -np.inf), np.full(A.shape[0], np.inf)
+        row_of = {}
+        for r, (row, rhs) in enumerate(zip(form.rows, form.rhs)):
+            if row.bound_type >= 0:
+                row_upper[r] = rhs
+            if row.bound_type <= 0:
+                row_lower[r] = rhs
+            row_of[id(row.constraint)] = r
+        columns = list(form.columns)
+        column_of = {id(v): j for j, v in enumerate(columns)}
+        self.matrix = MatrixModel(
+            np.zeros(len(columns)), 0.0, A, row_lower, row_upper,
+            np.array([0.0 if v.lb is None else v.lb for v in columns]),
+            np.array([1.0 if v.ub is None else v.ub for v in columns]),
+            np.array([v.is_integer() or v.is_binary() for v in columns], dtype=bool), columns)
+        self.count_rows = {g: (row_of[id(m.count_low[g])], row_of[id(m.count_high[g])]) for g in self.grades}
+        # per cut: its row, and the positions in A.data of the coefficients of rel(d) = sum_{h >= rel} x[d,h]
+        self.cuts = []
+        for kind, row, i, g, d, above in cuts:
+            r = row_of[id(row)]
+            start, end = A.indptr[r], A.indptr[r + 1]
+            wanted = {column_of[id(m.x[d, h])] for h in m.GRADES if h >= rel}
+            positions = [start + k for k, j in enumerate(A.indices[start:end]) if j in wanted]
+            self.cuts.append((kind, r, i, g, above, np.array(positions, dtype=int)))
+        self.vectors = {side: [(i, *linear_vector(t, self.matrix)) if not isinstance(t, (int, float))
+                               else (i, np.zeros(len(columns)), float(t)) for i, t in entries]
+                        for side, entries in self.terms.items()}
+        self.relevant, _ = linear_vector(counts[rel], self.matrix)  # C_rel = J_rel + this . x
+        self.relevant_constant = float(self.judged[rel])
+        self.gain = {g: instance.metric.gain(g, instance.grading) for g in range(0, instance.max_grade + 1)}
+        self.beta = instance.metric.p("beta")
+        self.base_data = A.data.copy()
+
+    def ideal(self, sizes):
+        return [sum((self.gain[g] - self.gain[g - 1]) * min(i, c) for g, c in sizes.items())
+                for i in range(1, self.cap + 1)]
+
+    def score_vector(self, side, sizes):
+        ideal = self.ideal(sizes)
+        vector, constant = np.zeros(len(self.matrix.columns)), 0.0
+        for i, v, k in self.vectors[side]:
+            denominator = self.beta * ideal[i - 1] + i
+            vector += v / denominator
+            constant += k / denominator
+        return vector, constant
+
+    def patched(self, case, lam=None):
+        """The matrix of ``case`` (a profile with R >= 1, or a box at ``lam``); None for the R = 0 case."""
+        from ..solvers.backends import MatrixModel
+
+        if "box" in case.fix:
+            box = case.fix["box"]
+        elif case.fix["R"] == 0 or not self.matrix.columns:
+            return None
+        else:
+            box = tuple((g, v, v) for g, v, _ in case.fix["counts"])
+        low, high = {g: lo for g, lo, _ in box}, {g: hi for g, _, hi in box}
+        base = self.matrix
+        data, row_lower, row_upper = self.base_data.copy(), base.row_lower.copy(), base.row_upper.copy()
+        for g, (r_low, r_high) in self.count_rows.items():
+            row_lower[r_low] = low[g] - self.judged[g]
+            row_upper[r_high] = (high[g] - self.judged[g]) if (g == self.rel or high[g] < self.cap) else np.inf
+        for kind, r, i, g, above, positions in self.cuts:
+            if kind == "upper":
+                size = high[g]
+                active = size < i
+            else:  # least = c_g - J_g - (n - |E| - 1)
+                size = low[g] - self.judged[g] - (self.n - above - 1)
+                active = size > 0
+            data[positions] += PLACEHOLDER - size  # integral either way (CP-SAT); a freed row binds nothing
+            if not active:
+                if kind == "upper":
+                    row_upper[r] = np.inf
+                else:
+                    row_lower[r] = -np.inf
+        A = base.A.copy()
+        A.data = data
+        better, other = ("a", "b") if self.direction == "a" else ("b", "a")
+        x_vector, x_constant = self.score_vector(better, low)
+        y_vector, y_constant = self.score_vector(other, high)
+        if "box" in case.fix:
+            c = x_vector - y_vector - lam * self.relevant
+            offset = x_constant - y_constant - lam * self.relevant_constant
+        else:
+            r = case.fix["R"]
+            c, offset = (x_vector - y_vector) / r, (x_constant - y_constant) / r
+        return MatrixModel(c, offset, A, row_lower, row_upper, base.lower, base.upper, base.integer, base.columns)
+
+
 class QMeasure(Formulation):
-    family_name = "Q-measure (profile enumeration, linearised products)"
+    family_name = "Q-measure (profile enumeration or branch-and-bound over profile boxes, linearised products)"
     ratio = True
-    strategies = ("enumerate",)
+    strategies = ("enumerate", "boxes")
 
     def cases(self, instance):
         rel, top, n, cap = instance.metric.p("rel"), instance.max_grade, len(instance.unjudged), depth(instance)
@@ -217,9 +480,66 @@ class QMeasure(Formulation):
                     label = " ".join(f"C{g}{AT_LEAST if at else '='}{v}" for g, v, at in sorted(counts))
                     yield Case(f"R={r} {label}", float(r), {"R": r, "counts": counts})
 
+    # -- branch and bound over boxes of profiles (strategy "boxes", solvers.exact.solve_boxes) --------
+    def root_boxes(self, instance) -> list[Case]:
+        """The R = 0 profile (when reachable) and the box of every profile with R >= 1, tightened."""
+        rel, top, n, cap = instance.metric.p("rel"), instance.max_grade, len(instance.unjudged), depth(instance)
+        if rel > top:
+            return [Case("R=0", 1.0, {"R": 0, "counts": ()})]
+        judged = {g: judged_count(instance, g) for g in profile_grades(instance)}
+        roots = []
+        if judged[rel] == 0 and reachable(instance, {rel: (0, 0)}):
+            roots.append(Case("R=0", 1.0, {"R": 0, "counts": ((rel, 0, False),)}))
+        box = tight = tighten(instance, tuple(
+            (g, max(judged[g], 1), judged[g] + n) if g == rel else (g, min(judged[g], cap), min(judged[g] + n, cap))
+            for g in judged))
+        if tight is not None:
+            roots.append(box_case(instance, box))
+        return roots
+
+    def split(self, instance, case, solution=None) -> list[Case]:
+        """Two halves of a box along the interval whose width weighs most in the bound
+        (R relative to R_lo, count grades by their gain step), each tightened; unreachable ones dropped."""
+        box = case.fix["box"]
+        rel, beta, grading = instance.metric.p("rel"), instance.metric.p("beta"), instance.grading
+        gain = {g: instance.metric.gain(g, grading) for g in range(0, instance.max_grade + 1)}
+        low = {g: lo for g, lo, _ in box}
+        ideal = [sum((gain[g] - gain[g - 1]) * min(i, c) for g, c in low.items()) for i in range(1, depth(instance) + 1)]
+
+        def weight(item):  # relative slack of the bound's factors 1/R and 1/D_i that this interval causes
+            g, lo, hi = item
+            spread = max((beta * (gain[g] - gain[g - 1]) * (min(i, hi) - min(i, lo)) / (beta * ideal[i - 1] + i)
+                          for i in range(1, len(ideal) + 1)), default=0.0)
+            if g == rel:
+                spread += (hi - lo) / lo
+            return (hi > lo, spread, hi - lo)
+
+        g, lo, hi = max(box, key=weight)
+        middle = (lo + hi) // 2
+        halves = []
+        for part in ((lo, middle), (middle + 1, hi)):
+            child = tighten(instance, tuple((h, *part) if h == g else (h, a, b) for h, a, b in box))
+            if child is not None:
+                halves.append(box_case(instance, child))
+        return halves
+
+    def box_models(self, instance, direction):
+        """The direction's compiled template, patched per box or profile (``BoxModels.patched``);
+        None when there is nothing to decide or a constant row fails (the models then say so)."""
+        from pyomo.common.errors import InfeasibleConstraintException
+
+        if not instance.unjudged or instance.metric.p("rel") > instance.max_grade:
+            return None
+        try:
+            return BoxModels(instance, direction)
+        except InfeasibleConstraintException:
+            return None
+
     def build(self, instance, direction, *, case=None, lam=None):
         if case is None:
-            raise TypeError("the Q-measure model needs a profile case (strategy 'enumerate')")
+            raise TypeError("the Q-measure model needs a profile case (strategy 'enumerate') or a box (strategy 'boxes')")
+        if "box" in case.fix:
+            return self.build_box(instance, direction, case, lam)
         m = new_model(instance, direction, f"Q-measure, profile {case.label}")
         counts = {g: (v, at) for g, v, at in case.fix["counts"]}
         m.PROFILE = pyo.Set(initialize=sorted(counts), doc="grades whose collection count the case fixes")
@@ -235,13 +555,46 @@ class QMeasure(Formulation):
         if r == 0:  # both scores are 0 whatever the assignment
             m.objective = pyo.Objective(expr=0 * sum(m.x.values(), 0), sense=pyo.maximize, doc="Q(A) = Q(B) = 0")
             return m
-        terms = CaseTerms(m, instance, counts)
+        terms = CaseTerms(m, instance, {g: (depth(instance) if at else v) for g, (v, at) in counts.items()})
         terms.add_products()
         terms.add_valid_inequalities()
         m.score_a = pyo.Expression(expr=terms.score(instance.a) / r, doc="Q(A) given R and cg*: linear in x, y")
         m.score_b = pyo.Expression(expr=terms.score(instance.b) / r, doc="Q(B) given R and cg*: linear in x, y")
         m.objective = pyo.Objective(expr=direction_sign(direction) * (m.score_a - m.score_b), sense=pyo.maximize,
                                     doc="sign * (Q(A) - Q(B))")
+        return m
+
+    def build_box(self, instance, direction, case, lam):
+        """The test model of a box of profiles at a difference ``lam`` (module docstring): its optimum
+        F(lam) is >= R (difference - lam) for every assignment whose profile lies in the box, so
+        F(lam) <= 0 proves that no such assignment beats lam."""
+        if lam is None:
+            raise TypeError("a box of Q-measure profiles is solved at a difference lam (strategy 'boxes')")
+        box, cap, rel = case.fix["box"], depth(instance), instance.metric.p("rel")
+        m = new_model(instance, direction, f"Q-measure, {case.label}, lam = {lam!r}")
+        bounds = {g: (lo, hi) for g, lo, hi in box}
+        m.PROFILE = pyo.Set(initialize=sorted(bounds), doc="grades whose collection count the box bounds")
+
+        def bound_count(m, g):
+            count, (lo, hi) = count_at_least(m, instance, g), bounds[g]
+            if isinstance(count, int):
+                return pyo.Constraint.Skip
+            if g != rel and hi >= cap:
+                return count >= lo
+            return pyo.inequality(lo, count, hi)
+
+        m.profile = pyo.Constraint(m.PROFILE, rule=bound_count,
+                                   doc="R_lo <= C_rel <= R_hi; lo_g <= C_g <= hi_g (no upper limit when hi_g = L)")
+        terms = CaseTerms(m, instance, {g: lo for g, lo, _ in box}, {g: hi for g, _, hi in box})
+        terms.add_products()
+        terms.add_valid_inequalities()
+        better, other = (instance.a, instance.b) if direction == "a" else (instance.b, instance.a)
+        m.upper_better = pyo.Expression(expr=terms.score(better, terms.ideal_low),
+                                        doc="R * Q(better list) or more: cg* at the box's smallest counts")
+        m.lower_other = pyo.Expression(expr=terms.score(other, terms.ideal_high),
+                                       doc="R * Q(other list) or less: cg* at the box's largest counts")
+        m.objective = pyo.Objective(expr=m.upper_better - m.lower_other - lam * count_at_least(m, instance, rel),
+                                    sense=pyo.maximize, doc="F(lam) >= R * (sign * (Q(A) - Q(B)) - lam)")
         return m
 
 

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+
+import numpy as np
 
 from ..errors import MedoptError
 from ..formulations import formulation_for
 from ..formulations.common import assignment_from
 from ..instance import Instance
 from ..result import MedResult, certify
-from .backends import SOLVERS, compile_model, linear_vector, solve
+from .backends import CUTOFF_SLACK, SOLVERS, compile_model, linear_vector, solve
 
 DINKELBACH_TOLERANCE = 1e-11
 MAX_DINKELBACH_STEPS = 100
@@ -172,6 +174,96 @@ def solve_dinkelbach(formulation, instance, direction, solver, clock, start: flo
     return result
 
 
+BOX_TIME_LIMIT = 0.25  # seconds for one box's test model (CP-SAT); a box not settled in that time is split
+
+
+def solve_boxes(formulation, instance, direction, solver, clock, start: float = -math.inf) -> DirectionResult:
+    """Exact branch and bound over boxes of cases (``formulation.root_boxes`` / ``split``, the Q-measure).
+
+    A case (one profile) is solved with its exact model and the cutoff max(start, best difference
+    found), as solve_cases does.  A box of cases is tested at lam = that cutoff: its model's optimum
+    F(lam) is >= R(x) (difference(x) - lam) for every assignment x of the box (R(x) >= R_lo >= 1), so
+    every difference in the box is <= lam + max(F_ub, 0) / R_lo for any proven upper bound F_ub of F
+    (HiGHS: the LP relaxation's optimum; CP-SAT: the MILP's bound within BOX_TIME_LIMIT).  A box whose
+    bound does not beat the cutoff is closed; any other is split, its halves inheriting its bound, and
+    boxes are taken best bound first.  Every solution is re-scored by the evaluator (a box's objective
+    is only a bound) and offered when it meets the relevance limits (an LP point is rounded), so the
+    value is a true difference.  The bound reported is the largest bound of a closed box (and of the
+    open ones when time ran out): every case lies in exactly one box.  The formulation may compile one
+    template per direction (``box_models``) whose ``patched(case, lam)`` is the model's matrix."""
+    import heapq
+
+    result = DirectionResult()
+    feasible_boxes, order, templates = 0, 0, False
+    heap = []
+    ceiling = trivial_bound(instance)  # no difference exceeds it: a box that reaches it needs no more work
+    for case in formulation.root_boxes(instance):
+        heap.append((-ceiling, order, case))
+        order += 1
+    heapq.heapify(heap)
+    while heap:
+        remaining = clock.remaining()
+        if remaining is not None and remaining <= 0:
+            result.proven = False
+            result.bound = max([result.bound] + [-b for b, _, _ in heap])
+            break
+        inherited, _, case = heapq.heappop(heap)
+        inherited = -inherited  # the parent's bound (the trivial one for a root)
+        cutoff = max(start, result.value)
+        if inherited <= cutoff + CUTOFF_SLACK:  # the parent's bound (or the trivial one) already settles it
+            result.bound = max(result.bound, inherited)
+            feasible_boxes += 1  # not known infeasible: some assignment reaches the cutoff
+            continue
+        single = "box" not in case.fix
+        if templates is False:  # a compiled template patched per box, when the formulation has one
+            templates = formulation.box_models(instance, direction) if hasattr(formulation, "box_models") else None
+        lam = None if single else (cutoff if math.isfinite(cutoff) else -trivial_bound(instance))
+        matrix = templates.patched(case, lam) if templates is not None else None
+        model = formulation.build(instance, direction, case=case, lam=lam) if matrix is None else matrix
+        owner = model if matrix is None else templates.m  # the Pyomo model whose x the columns are
+        if single:  # one case: its exact model, solved like solve_cases does
+            outcome = solve(model, solver, remaining, cutoff=cutoff_for(cutoff))
+        else:  # the box's test model at lam: F(lam) <= 0 proves that no assignment of the box beats lam
+            budget = remaining if remaining is None else min(remaining, BOX_TIME_LIMIT)
+            if solver == "highs" and matrix is not None:  # the LP relaxation: a weaker bound, found much faster
+                model = replace(matrix, integer=np.zeros_like(matrix.integer))
+            outcome = solve(model, solver, budget, cutoff=0.0 if math.isfinite(cutoff) else None)
+        result.solves += 1
+        if outcome.status == "infeasible":
+            continue
+        feasible_boxes += 1
+        if outcome.values is not None:
+            assignment = assignment_from(owner, outcome.values)
+            if instance.satisfies_limits(assignment):
+                result.offer(instance.differences(assignment)[direction], assignment)
+        if single:
+            bound = proven_bound(outcome, instance)
+        elif math.isfinite(outcome.bound):  # every x of the box: R(x) (difference - lam) <= F <= F_ub, R(x) >= R_lo
+            bound = lam + max(outcome.bound, 0.0) / case.denominator
+        else:
+            bound = trivial_bound(instance)
+        bound = min(inherited, bound)
+        result.log.append((case.label, outcome.objective, bound))
+        if outcome.status != "optimal" and (single or (clock.remaining() is not None and clock.remaining() <= 0)):
+            result.proven = False
+            result.bound = max(result.bound, bound)
+            continue
+        if single or bound <= max(start, result.value) + CUTOFF_SLACK:
+            result.bound = max(result.bound, bound)
+            continue
+        for child in formulation.split(instance, case):
+            heapq.heappush(heap, (-bound, order, child))
+            order += 1
+    if feasible_boxes == 0 and result.proven:
+        # as in solve_cases: only assignments with no relevant document remain (difference 0)
+        zero = {d: 0 for d in instance.unjudged}
+        if not instance.satisfies_limits(zero):
+            raise MedoptError("no assignment satisfies the relevance limits")
+        result.offer(0.0, zero)
+        result.bound = 0.0
+    return result
+
+
 def rank_rule_guess(instance: Instance, direction: str) -> tuple[float, dict]:
     """A cheap feasible-looking start: Tan & Clarke's rule (top grade where the document ranks
     higher in the better list, else 0), its difference re-scored by the evaluators.
@@ -191,6 +283,7 @@ def solve_compact(formulation, instance, direction, solver, clock, start: float 
 
 STRATEGIES = {"direct": solve_direct, "enumerate": solve_cases, "dinkelbach": solve_dinkelbach,
               "compact": solve_compact}
+STRATEGIES["boxes"] = solve_boxes  # branch and bound over boxes of cases (Q-measure)
 
 
 def available_strategies(formulation, instance, solver: str) -> tuple[str, ...]:
