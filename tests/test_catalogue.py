@@ -100,7 +100,7 @@ def test_sdcg_lp_matches_med():
 @pytest.mark.parametrize("direction", ["a", "b"])
 def test_dinkelbach_export_is_the_last_step(tmp_path, metric, direction):
     path = tmp_path / "model.lp"
-    exported = export_model(metric, "moffat-x3x4", direction=direction, path=path)
+    exported = export_model(metric, "moffat-x3x4", direction=direction, strategy="dinkelbach", path=path)
     assert exported.strategy == "dinkelbach"
     assert exported.lam == pytest.approx(brute_force(metric, "moffat-x3x4", direction), abs=1e-12)
     assert solve_lp(path) == pytest.approx(0.0, abs=1e-9)

@@ -294,7 +294,6 @@ def available_strategies(formulation, instance, solver: str) -> tuple[str, ...]:
     return available
 
 
-
 def exact(instance: Instance, *, solver: str | None = None, time_limit: float | None = None,
           strategy: str = "auto", reduce: bool = True, **_ignored) -> MedResult:
     started = time.perf_counter()
@@ -310,7 +309,6 @@ def exact(instance: Instance, *, solver: str | None = None, time_limit: float | 
             if strategy in formulation.continuous_strategies else ""
         raise MedoptError(f"{instance.metric}: strategy {strategy!r} not available{needs_highs} "
                           f"(choose from {', '.join(available)})")
-
     clock = Clock(time_limit)
     if instance.a == instance.b and not instance.residual and not instance.limits:
         # identical cut lists score identically under every assignment: the MED is 0
