@@ -1,5 +1,7 @@
 """method="exact" (HiGHS and CP-SAT) against brute-force enumeration, per metric family."""
 
+from pathlib import Path
+
 import pytest
 
 import medopt
@@ -107,3 +109,22 @@ def test_highs_and_ortools_share_a_process():
     from ortools.sat.python import cp_model
 
     assert highspy.Highs() is not None and cp_model.CpModel() is not None
+
+
+DL_HARD = Path(__file__).resolve().parents[2] / "shared" / "data" / "dl-hard"
+
+
+@pytest.mark.skipif(not (DL_HARD / "dl_hard-doc.qrels").exists(), reason="DL-HARD data (../shared/data/dl-hard) absent")
+def test_cpsat_cutoff_regression():
+    """nDCG@100, bm25+bert-mp vs bm25+electra-mp, topic 87452, DL-HARD qrels: with an objective
+    cutoff row CP-SAT 9.15 claimed 0.3789194532 (a case declared infeasible by its presolve);
+    the maximum is 0.3791600864 (HiGHS, and CP-SAT without the row)."""
+    from medopt.io.trec import read_qrels, read_run
+
+    runs = DL_HARD / "baselines" / "doc"
+    a, b = read_run(runs / "bm25+bert-mp.run").rankings["87452"], read_run(runs / "bm25+electra-mp.run").rankings["87452"]
+    judgments = read_qrels(DL_HARD / "dl_hard-doc.qrels")["87452"]
+    for solver in ("highs", "cpsat"):
+        result = medopt.med("nDCG@100", a, b, judgments, method="exact", solver=solver, strategy="enumerate",
+                            max_grade=3)
+        assert result.certified and result.value == pytest.approx(0.3791600864097033, abs=1e-12), solver
