@@ -120,14 +120,18 @@ def solve_cases(formulation, instance, direction, solver, clock, start: float = 
         result.bound = max(result.bound, proven_bound(outcome, instance))
         result.log.append((case.label, outcome.objective, outcome.bound))
     if feasible_cases == 0 and result.proven:
-        # every case infeasible: only assignments with D = 0 (no relevant document) remain,
-        # whose difference is 0; the all-zero assignment is one of them if it meets the limits
-        zero = {d: 0 for d in instance.unjudged}
-        if not instance.satisfies_limits(zero):
-            raise MedoptError("no assignment satisfies the relevance limits")
-        result.offer(0.0, zero)
-        result.bound = 0.0
+        settle_without_relevance(result, instance)
     return result
+
+
+def settle_without_relevance(result: DirectionResult, instance: Instance) -> None:
+    """Every case (or box) infeasible: only assignments with D = 0 (no relevant document) remain,
+    whose difference is 0; the all-zero assignment is one of them if it meets the limits."""
+    zero = {d: 0 for d in instance.unjudged}
+    if not instance.satisfies_limits(zero):
+        raise MedoptError("no assignment satisfies the relevance limits")
+    result.offer(0.0, zero)
+    result.bound = 0.0
 
 
 def solve_dinkelbach(formulation, instance, direction, solver, clock, start: float = -math.inf) -> DirectionResult:
@@ -255,12 +259,7 @@ def solve_boxes(formulation, instance, direction, solver, clock, start: float = 
             heapq.heappush(heap, (-bound, order, child))
             order += 1
     if feasible_boxes == 0 and result.proven:
-        # as in solve_cases: only assignments with no relevant document remain (difference 0)
-        zero = {d: 0 for d in instance.unjudged}
-        if not instance.satisfies_limits(zero):
-            raise MedoptError("no assignment satisfies the relevance limits")
-        result.offer(0.0, zero)
-        result.bound = 0.0
+        settle_without_relevance(result, instance)
     return result
 
 
