@@ -157,7 +157,9 @@ def solved(todo, jobs, run_paths, qrels_path, loaded, qrels):
         signal.signal(signal.SIGINT, previous)
     try:
         while pending:
-            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            # a timeout, so that the main thread gets to run its signal handlers (Ctrl-C, SIGTERM)
+            # while long solves are in flight, not only when one of them finishes
+            finished, _ = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
             for future in finished:
                 yield pending.pop(future), future.result()
             submit()
