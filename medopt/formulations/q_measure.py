@@ -188,6 +188,17 @@ class CaseTerms:
         """rel(d) * #(documents of `above` with grade >= g), linear in y (g is a profile grade, so w > 0 from g on)."""
         return sum(self.m.y[self.key(d, e, h)] for e in above for h in self.m.GRADES if h >= g)
 
+    def judged_at_least_above(self, ranking, i, g) -> int:
+        """Judged documents of grade >= g above rank i of ``ranking`` (a constant)."""
+        grading, judgments = self.instance.grading, self.instance.judgments
+        return sum(1 for e in ranking[: i - 1] if self.judged(e) and grading.cap(judgments[e]) >= g)
+
+    def add_one_hot_pairs(self, constraints) -> None:
+        """sum_g y[d,e,g] <= rel(d) (G > 1: x[e,.] is one-hot), added to a ConstraintList."""
+        if self.instance.max_grade > 1:
+            for d, e in self.pairs:
+                constraints.add(sum(self.m.y[self.key(d, e, g)] for g in self.product_grades) <= self.relevance[d])
+
     def self_at_least(self, d, g):
         """rel(d) * [grade(d) >= g] = sum_{h >= max(g, rel)} x[d,h]."""
         return sum(self.m.x[d, h] for h in self.m.GRADES if h >= max(g, self.rel))
@@ -197,9 +208,7 @@ class CaseTerms:
         integer optima.  Over a box the upper counts use the largest c_g, the lower ones the smallest."""
         m, instance, n = self.m, self.instance, len(self.instance.unjudged)
         m.cuts = pyo.ConstraintList(doc="valid inequalities: one-hot pairs, prefix upper and lower counts")
-        if instance.max_grade > 1:
-            for d, e in self.pairs:
-                m.cuts.add(sum(m.y[self.key(d, e, g)] for g in self.product_grades) <= self.relevance[d])
+        self.add_one_hot_pairs(m.cuts)
         for ranking in (instance.a, instance.b):
             for i, d in enumerate(ranking, start=1):
                 if self.judged(d):
@@ -208,8 +217,7 @@ class CaseTerms:
                 for g in self.low:
                     high, low = self.high[g], self.low[g]
                     if high < i:  # at most min(i, C_g) <= high documents of grade >= g in the top i
-                        judged_above = sum(1 for e in ranking[: i - 1]
-                                           if self.judged(e) and instance.grading.cap(instance.judgments[e]) >= g)
+                        judged_above = self.judged_at_least_above(ranking, i, g)
                         m.cuts.add(self.at_least_above(d, above, g) + judged_above * self.relevance[d]
                                    + self.self_at_least(d, g) <= high * self.relevance[d])
                     least = low - judged_count(instance, g) - (n - len(above) - 1)
@@ -335,9 +343,7 @@ class BoxModels:
         m.count_high = pyo.Constraint(self.grades, rule=lambda m, g: counts[g] <= n + 1)
         terms.add_products()
         m.pairs = pyo.ConstraintList()
-        if instance.max_grade > 1:
-            for d, e in terms.pairs:
-                m.pairs.add(sum(m.y[terms.key(d, e, g)] for g in terms.product_grades) <= terms.relevance[d])
+        terms.add_one_hot_pairs(m.pairs)
         m.upper, m.lower = pyo.ConstraintList(), pyo.ConstraintList()
         cuts = []  # (kind, constraint, i, g, d, above)
         smallest = {g: (max(self.judged[g], 1) if g == rel else min(self.judged[g], cap)) for g in self.grades}
@@ -348,8 +354,7 @@ class BoxModels:
                 above = [e for e in ranking[: i - 1] if not terms.judged(e)]
                 for g in self.grades:
                     if smallest[g] < i:
-                        judged_above = sum(1 for e in ranking[: i - 1]
-                                           if terms.judged(e) and instance.grading.cap(instance.judgments[e]) >= g)
+                        judged_above = terms.judged_at_least_above(ranking, i, g)
                         row = m.upper.add(terms.at_least_above(d, above, g) + judged_above * terms.relevance[d]
                                           + terms.self_at_least(d, g) - PLACEHOLDER * terms.relevance[d] <= 0)
                         cuts.append(("upper", row, i, g, d, len(above)))
