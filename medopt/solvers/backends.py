@@ -236,6 +236,11 @@ def solve_cpsat(matrix: MatrixModel, time_limit: float | None, cutoff: float | N
         return Outcome("infeasible", math.nan, -math.inf, None, seconds)
     values, objective, x = (_values(matrix, [solver.value(v) for v in variables])
                             if status in (cp_model.OPTIMAL, cp_model.FEASIBLE) else (None, math.nan, None))
+    if status == cp_model.UNKNOWN:
+        # No solution and no proof: a solve stopped inside presolve reports best_objective_bound
+        # = 0 (the proto's default), which is no bound at all (a Q-measure box at k = 100 was
+        # closed on it: tests/test_backends.py::test_cpsat_unknown_reports_no_bound).
+        return Outcome("timeout", math.nan, math.inf, None, seconds)
     bound = (solver.best_objective_bound + rounding) / scale + matrix.offset
     if status == cp_model.OPTIMAL:
         return Outcome("optimal", objective, max(bound, objective), values, seconds, x)
