@@ -178,7 +178,7 @@ def solve_dinkelbach(formulation, instance, direction, solver, clock, start: flo
     return result
 
 
-BOX_TIME_LIMIT = 0.25  # seconds for one box's test model (CP-SAT); a box not settled in that time is split
+BOX_TIME_LIMIT = 0.25  # seconds for a box's test model (CP-SAT) at first; a box not settled in that time is split
 
 
 def solve_boxes(formulation, instance, direction, solver, clock, start: float = -math.inf) -> DirectionResult:
@@ -188,7 +188,9 @@ def solve_boxes(formulation, instance, direction, solver, clock, start: float = 
     found), as solve_cases does.  A box of cases is tested at lam = that cutoff: its model's optimum
     F(lam) is >= R(x) (difference(x) - lam) for every assignment x of the box (R(x) >= R_lo >= 1), so
     every difference in the box is <= lam + max(F_ub, 0) / R_lo for any proven upper bound F_ub of F
-    (HiGHS: the LP relaxation's optimum; CP-SAT: the MILP's bound within BOX_TIME_LIMIT).  A box whose
+    (HiGHS: the LP relaxation's optimum, solved to the end since a child's LP is as large as its
+    parent's; CP-SAT: the MILP's bound within a budget that starts at BOX_TIME_LIMIT and doubles each
+    time a test ends without any bound, i.e. inside presolve on a large model).  A box whose
     bound does not beat the cutoff is closed; any other is split, its halves inheriting its bound, and
     boxes are taken best bound first.  Every solution is re-scored by the evaluator (a box's objective
     is only a bound) and offered when it meets the relevance limits (an LP point is rounded), so the
@@ -198,7 +200,7 @@ def solve_boxes(formulation, instance, direction, solver, clock, start: float = 
     import heapq
 
     result = DirectionResult()
-    feasible_boxes, order, templates = 0, 0, False
+    feasible_boxes, order, templates, box_budget = 0, 0, False, BOX_TIME_LIMIT
     heap = []
     ceiling = trivial_bound(instance)  # no difference exceeds it: a box that reaches it needs no more work
     for case in formulation.root_boxes(instance):
@@ -228,10 +230,13 @@ def solve_boxes(formulation, instance, direction, solver, clock, start: float = 
         if single:  # one case: its exact model, solved like solve_cases does
             outcome = solve(model, solver, remaining, cutoff=cutoff_for(cutoff))
         else:  # the box's test model at lam: F(lam) <= 0 proves that no assignment of the box beats lam
-            budget = remaining if remaining is None else min(remaining, BOX_TIME_LIMIT)
+            budget = remaining if remaining is None else min(remaining, box_budget)
             if solver == "highs" and matrix is not None:  # the LP relaxation: a weaker bound, found much faster
                 model = replace(matrix, integer=np.zeros_like(matrix.integer))
+                budget = remaining
             outcome = solve(model, solver, budget, cutoff=0.0 if math.isfinite(cutoff) else None)
+            if not math.isfinite(outcome.bound) and outcome.status == "timeout":
+                box_budget *= 2  # stopped before it had any bound: the next box gets longer
         result.solves += 1
         if outcome.status == "infeasible":
             continue
