@@ -110,6 +110,20 @@ def test_edge_cases():
     assert len(checked) == 8
 
 
+def test_seed_at_the_trivial_bound_needs_no_solve():
+    """d1 (A's top, absent from B) alone relevant: R = 1, Q(A) = 1, Q(B) = 0.  A prefix seed finds
+    it, so no model is solved; the oracle agrees.  With d1 judged 0 the seeds cannot reach 1."""
+    a, b = ["d1", "d2", "d3"], ["d2", "d3", "d4"]
+    assert medopt.med("Q@3", a, b, {}, method="enumerate").value == 1.0
+    for solver in SOLVERS:
+        result = medopt.med("Q@3", a, b, {}, method="exact", solver=solver)
+        assert result.value == 1.0 and result.certified and result.details["solves"] == 0
+        assert result.assignment["d1"] == 1
+        checked = []
+        check("Q@3", checked, a=a, b=b, judgments={"d1": 0})
+        assert medopt.med("Q@3", a, b, {"d1": 0}, method="exact", solver=solver).details["solves"] > 0
+
+
 def test_cases_and_model_structure():
     instance = build_instance("Q@3", ["d1", "d2", "d3"], ["d3", "d2", "d1"], {}, max_grade=1)
     formulation = formulation_for(instance.metric)

@@ -50,3 +50,8 @@ class Formulation:
 
     def min_denominator(self, instance) -> float:
         return 1.0
+
+    def seeds(self, instance, direction: str) -> Iterable[dict]:
+        """Optional: cheap candidate assignments (unjudged doc -> grade) for ``direction``; the driver
+        re-scores each with the evaluators and starts from the best as a reached difference."""
+        return ()

@@ -485,6 +485,26 @@ class QMeasure(Formulation):
                     label = " ".join(f"C{g}{AT_LEAST if at else '='}{v}" for g, v, at in sorted(counts))
                     yield Case(f"R={r} {label}", float(r), {"R": r, "counts": counts})
 
+    def seeds(self, instance, direction):
+        """Prefixes of the better list X's unjudged documents made relevant (all others 0), for two
+        orders: those X ranks above the other list Y (or Y lacks), and those Y lacks; at the top grade
+        and at the grade rel.  A start, never trusted: the driver re-scores each one.  It reaches the
+        trivial bound 1 whenever X's top unjudged document is absent from Y's list and ranked first
+        (R = 1, Q(X) = 1, Q(Y) = 0), which leaves nothing to solve.  Measured (DL-HARD, Q(beta=1)@20,
+        no judgments, 15 instances): 2-15 ms, 6 instances reached 1.0, box solves 543 -> 402."""
+        better, other = (instance.a, instance.rank_b) if direction == "a" else (instance.b, instance.rank_a)
+        own = instance.rank_a if direction == "a" else instance.rank_b
+        far = len(instance.a) + len(instance.b) + 1
+        free = [d for d in better if d in instance.unjudged]
+        orders = ([d for d in free if own[d] < other.get(d, far)], [d for d in free if d not in other])
+        grades = sorted({instance.max_grade, min(instance.metric.p("rel"), instance.max_grade)})
+        for order in orders:
+            for grade in grades:
+                for j in range(1, len(order) + 1):
+                    assignment = dict.fromkeys(instance.unjudged, 0)
+                    assignment.update(dict.fromkeys(order[:j], grade))
+                    yield assignment
+
     # -- branch and bound over boxes of profiles (strategy "boxes", solvers.exact.solve_boxes) --------
     def root_boxes(self, instance) -> list[Case]:
         """The R = 0 profile (when reachable) and the box of every profile with R >= 1, tightened."""

@@ -327,8 +327,19 @@ def exact(instance: Instance, *, solver: str | None = None, time_limit: float | 
             seed = METHODS[heuristic](instance)
             if seed.value > guesses[seed.direction][0]:
                 guesses[seed.direction] = (seed.value, seed.assignment)
+    for direction in guesses:
+        for assignment in formulation.seeds(instance, direction):
+            if instance.satisfies_limits(assignment):
+                value = instance.differences(assignment)[direction]
+                if value > guesses[direction][0]:
+                    guesses[direction] = (value, assignment)
     reached = max(guess[0] for guess in guesses.values())  # a difference some assignment reaches
+    ceiling = trivial_bound(instance)
     for direction in sorted(guesses, key=lambda d: -guesses[d][0]):  # the likelier winner first
+        if reached >= ceiling:  # no difference exceeds the trivial bound: nothing left to prove
+            directions[direction] = DirectionResult(bound=ceiling)
+            directions[direction].offer(*guesses[direction])
+            continue
         reduced = instance.reduced(direction) if reduce else instance
         outcome = STRATEGIES[strategy](formulation, reduced, direction, solver, clock, start=reached)
         if outcome.assignment is not None:
