@@ -232,7 +232,8 @@ def solve_boxes(formulation, instance, direction, solver, clock, start: float = 
         else:  # the box's test model at lam: F(lam) <= 0 proves that no assignment of the box beats lam
             budget = remaining if remaining is None else min(remaining, box_budget)
             if solver == "highs" and matrix is not None:  # the LP relaxation: a weaker bound, found much faster
-                model = replace(matrix, integer=np.zeros_like(matrix.integer))
+                # presolve off: measured on 20 Q(beta=1)@20 box LPs, 198 -> 131 ms (same optima)
+                model = replace(matrix, integer=np.zeros_like(matrix.integer), highs_options={"presolve": "off"})
                 budget = remaining
             outcome = solve(model, solver, budget, cutoff=0.0 if math.isfinite(cutoff) else None)
             if not math.isfinite(outcome.bound) and outcome.status == "timeout":
