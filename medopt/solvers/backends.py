@@ -41,6 +41,7 @@ class MatrixModel:
     integer: np.ndarray
     columns: list  # Pyomo VarData, in column order
     highs_options: dict = None  # per-model HiGHS options (a model's ``highs_options`` attribute)
+    basis: object = None  # HiGHS: a simplex basis of a model with the same shape to start an LP from
 
 
 @dataclass
@@ -51,6 +52,7 @@ class Outcome:
     values: object | None  # ComponentMap VarData -> value, rounded for integer columns
     seconds: float
     x: np.ndarray | None = None  # the same values in column order
+    basis: object = None  # HiGHS, an LP solved to optimality: its final basis (a start for a similar LP)
 
 
 def linear_vector(expression, matrix: MatrixModel) -> tuple[np.ndarray, float]:
@@ -174,6 +176,8 @@ def solve_highs(matrix: MatrixModel, time_limit: float | None, cutoff: float | N
     lp.integrality_ = [highspy.HighsVarType.kInteger if i else highspy.HighsVarType.kContinuous
                        for i in matrix.integer]
     h.passModel(lp)
+    if matrix.basis is not None:
+        h.setBasis(matrix.basis)  # a start only: an unusable basis is rejected and the LP runs cold
     h.run()
     status = h.getModelStatus()
     info = h.getInfo()
@@ -186,7 +190,8 @@ def solve_highs(matrix: MatrixModel, time_limit: float | None, cutoff: float | N
         bound = info.mip_dual_bound if matrix.integer.any() else info.objective_function_value
         if not math.isfinite(bound):
             bound = info.objective_function_value
-        return Outcome("optimal", objective, max(bound, objective), values, seconds, x)
+        basis = None if matrix.integer.any() else h.getBasis()
+        return Outcome("optimal", objective, max(bound, objective), values, seconds, x, basis)
     bound = info.mip_dual_bound if matrix.integer.any() else math.inf
     return Outcome("timeout", objective, bound if math.isfinite(bound) else math.inf, values, seconds, x)
 
