@@ -585,7 +585,7 @@ def _warn(message: str) -> None:
 @click.option("--heuristic", "heuristics", multiple=True, metavar="NAME[(k=v,...)]",
               help="greedy, tabu, tc-err, closed-form or alg1, with options, e.g. 'tc-err(p=1)', "
                    "'tabu(seed=3,iterations=200)'. Repeatable (default: every heuristic for each metric).")
-@click.option("--solver", type=click.Choice(["highs", "cpsat"]), default=None, help="Exact solver (default highs).")
+@click.option("--solver", type=click.Choice(["highs", "cpsat"]), default=None, help="Exact solver (default: CP-SAT for AP, HiGHS otherwise).")
 @click.option("--time-limit", type=float, default=None, help="Seconds per exact MED; beyond: uncertified.")
 @click.option("--max-grade", type=int, default=None,
               help="Top grade G (runs: default the topic's largest grade; --generate: the grades generated).")

@@ -31,6 +31,7 @@ class Formulation:
     strategies: tuple[str, ...] = ("direct",)
     continuous_strategies: tuple[str, ...] = ()  # strategies whose models have continuous variables (HiGHS only)
     warm_start: dict = {}  # metric family -> heuristic method whose answer seeds the exact search
+    default_solver: dict = {}  # metric family -> the solver used when none is asked for (else HiGHS)
 
     def build(self, instance, direction: str, *, case: Case | None = None, lam: float | None = None):
         raise TypeError(f"{type(self).__name__} must define build()")

@@ -304,10 +304,10 @@ def available_strategies(formulation, instance, solver: str) -> tuple[str, ...]:
 def exact(instance: Instance, *, solver: str | None = None, time_limit: float | None = None,
           strategy: str = "auto", reduce: bool = True, **_ignored) -> MedResult:
     started = time.perf_counter()
-    solver = solver or "highs"
+    formulation = formulation_for(instance.metric)
+    solver = solver or formulation.default_solver.get(instance.metric.family, "highs")
     if solver not in SOLVERS:
         raise MedoptError(f"unknown solver {solver!r}; choose one of {', '.join(SOLVERS)}")
-    formulation = formulation_for(instance.metric)
     available = available_strategies(formulation, instance, solver)
     if strategy == "auto":
         strategy = available[-1]
