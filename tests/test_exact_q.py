@@ -18,7 +18,7 @@ import medopt
 from medopt.errors import MedoptError
 from medopt.formulations import formulation_for
 from medopt.formulations.common import judged_count
-from medopt.formulations.q_measure import box_case, depth, profile_grades, tighten
+from medopt.formulations.q_measure import box_case, depth, profile_grades, shared_ranks, tighten
 from medopt.instance import RelevanceLimit, build_instance
 from medopt.random_instances import random_instances
 from medopt.solvers.backends import solve
@@ -194,6 +194,31 @@ def graded_instances(seed, count):
                              gains=GAINS if n % 5 == 4 and case.max_grade == 2 else None, limits=limits)
 
 
+def shared_rank_instances(seed, count):
+    """Graded instances whose B is A with two neighbours swapped and its last document replaced,
+    so that many ranks are shared (same document, same set above: shared_ranks)."""
+    rng = np.random.default_rng(seed)
+    for n, instance in enumerate(graded_instances(seed, count)):
+        a = list(instance.a) + [f"n{j}" for j in range(max(0, 4 - len(instance.a)))]
+        b = a[:]
+        i = int(rng.integers(0, len(b) - 2))  # rank i + 3 (not the last) is then shared
+        b[i], b[i + 1] = b[i + 1], b[i]
+        b[-1] = "fresh"
+        yield build_instance(str(instance.metric), a, b, instance.judgments, max_grade=instance.max_grade,
+                             limits=instance.limits)
+
+
+def test_shared_ranks():
+    instance = build_instance("Q@5", ["d1", "d2", "d3", "d4", "d5"], ["d1", "d3", "d2", "d4", "x"], {})
+    assert shared_ranks(instance) == {1, 4}
+    checked = []
+    for instance in shared_rank_instances(seed=111, count=12):
+        assert shared_ranks(instance)
+        check(str(instance.metric), checked, a=instance.a, b=instance.b, judgments=instance.judgments,
+              max_grade=instance.max_grade, limits=instance.limits)
+    assert len(checked) == 12
+
+
 def test_splitting_partitions_the_reachable_profiles():
     """Root boxes split down to single profiles give every case of cases() exactly once, as the same Case."""
     checked = 0
@@ -227,7 +252,7 @@ def test_box_model_bounds_every_assignment_of_the_box(solver):
     and the bound the driver derives, lam + max(F, 0) / R_lo, is >= every such difference."""
     rng = np.random.default_rng(108)
     checked = 0
-    for instance in graded_instances(seed=108, count=30):
+    for instance in itertools.chain(graded_instances(seed=108, count=30), shared_rank_instances(seed=112, count=10)):
         formulation = formulation_for(instance.metric)
         roots = [c for c in formulation.root_boxes(instance) if "box" in c.fix]
         if not roots:
@@ -258,7 +283,7 @@ def test_box_model_bounds_every_assignment_of_the_box(solver):
                 best = max(instance.differences(a)[direction] for a in inside)
                 assert bound >= best - 1e-7, (instance.metric, box, direction)
             checked += 1
-    assert checked >= 60
+    assert checked >= 80
 
 
 @pytest.mark.parametrize("solver", SOLVERS)

@@ -83,6 +83,12 @@ no assignment of the box beats lam, and in general every difference in the box i
 lam + max(F_ub, 0) / R_lo for any proven bound F_ub >= F(lam) (the LP relaxation's optimum,
 or a MILP bound).  Dividing by R_lo in X and R_hi in Y instead also bounds the difference, but
 measured on DL-HARD that bound stayed far above 1 on wide boxes and pruned nothing.
+Shared ranks.  Rank i's term b_i (beta cg(i) + count(i)) depends only on the document at rank i
+and the set of documents above it, so where A and B hold the same document at i under the same set
+above (`shared_ranks`: a common prefix, or the ranks below a swap once the sets agree again) the
+two terms are equal for every assignment and cancel in Q(A) - Q(B) under every profile.  A box's
+objective leaves them out of both sides: still F(lam) >= R (difference - lam) on the box, and no
+longer charged D_i(lo) on one side and D_i(hi) on the other for a difference that is always 0.
 Valid inequalities over a box.  The one-hot pair rows do not involve the profile.  The prefix
 upper row rel(d) #{top i of grade >= g} <= c rel(d) holds for every profile of the box with
 c = hi_g (#{top i of grade >= g} <= C_g <= hi_g, and it is only added when hi_g < i, i.e.
@@ -247,14 +253,28 @@ class CaseTerms:
                 above.append(d)
         return terms
 
-    def score(self, ranking, ideal=None):
+    def score(self, ranking, ideal=None, skip=frozenset()):
         """R * Q(ranking): sum_i b_i (beta cg(i) + count(i)) / (beta cg*(i) + i), linear in x, y
-        (cg* = ``ideal``, by default the smallest of the box: the profile's own for a profile)."""
+        (cg* = ``ideal``, by default the smallest of the box: the profile's own for a profile),
+        without the ranks in ``skip``."""
         ideal = self.ideal_low if ideal is None else ideal
         total = 0
         for i, term in self.terms(ranking):
-            total += term / (self.beta * ideal[i - 1] + i)
+            if i not in skip:
+                total += term / (self.beta * ideal[i - 1] + i)
         return total
+
+
+def shared_ranks(instance) -> frozenset:
+    """Ranks i (1-based) where A and B hold the same document under the same set of documents above."""
+    a, b = instance.a, instance.b
+    shared, seen_a, seen_b = set(), set(), set()
+    for i in range(min(len(a), len(b))):
+        if a[i] == b[i] and seen_a == seen_b:
+            shared.add(i + 1)
+        seen_a.add(a[i])
+        seen_b.add(b[i])
+    return frozenset(shared)
 
 
 def box_label(instance, box) -> str:
@@ -404,15 +424,18 @@ class BoxModels:
         self.gain = {g: instance.metric.gain(g, instance.grading) for g in range(0, instance.max_grade + 1)}
         self.beta = instance.metric.p("beta")
         self.base_data = A.data.copy()
+        self.shared = shared_ranks(instance)
 
     def ideal(self, sizes):
         return [sum((self.gain[g] - self.gain[g - 1]) * min(i, c) for g, c in sizes.items())
                 for i in range(1, self.cap + 1)]
 
-    def score_vector(self, side, sizes):
+    def score_vector(self, side, sizes, skip=frozenset()):
         ideal = self.ideal(sizes)
         vector, constant = np.zeros(len(self.matrix.columns)), 0.0
         for i, v, k in self.vectors[side]:
+            if i in skip:
+                continue
             denominator = self.beta * ideal[i - 1] + i
             vector += v / denominator
             constant += k / denominator
@@ -450,8 +473,9 @@ class BoxModels:
         A = base.A.copy()
         A.data = data
         better, other = ("a", "b") if self.direction == "a" else ("b", "a")
-        x_vector, x_constant = self.score_vector(better, low)
-        y_vector, y_constant = self.score_vector(other, high)
+        skip = self.shared if "box" in case.fix else frozenset()  # a profile's objective stays the case's
+        x_vector, x_constant = self.score_vector(better, low, skip)
+        y_vector, y_constant = self.score_vector(other, high, skip)
         if "box" in case.fix:
             c = x_vector - y_vector - lam * self.relevant
             offset = x_constant - y_constant - lam * self.relevant_constant
@@ -625,10 +649,11 @@ class QMeasure(Formulation):
         terms.add_products()
         terms.add_valid_inequalities()
         better, other = (instance.a, instance.b) if direction == "a" else (instance.b, instance.a)
-        m.upper_better = pyo.Expression(expr=terms.score(better, terms.ideal_low),
-                                        doc="R * Q(better list) or more: cg* at the box's smallest counts")
-        m.lower_other = pyo.Expression(expr=terms.score(other, terms.ideal_high),
-                                       doc="R * Q(other list) or less: cg* at the box's largest counts")
+        shared = shared_ranks(instance)  # equal terms in both lists: they cancel, left out of both
+        m.upper_better = pyo.Expression(expr=terms.score(better, terms.ideal_low, shared),
+                                        doc="R * Q(better list) or more: cg* at the box's smallest counts, shared ranks left out")
+        m.lower_other = pyo.Expression(expr=terms.score(other, terms.ideal_high, shared),
+                                       doc="R * Q(other list) or less: cg* at the box's largest counts, shared ranks left out")
         m.objective = pyo.Objective(expr=m.upper_better - m.lower_other - lam * count_at_least(m, instance, rel),
                                     sense=pyo.maximize, doc="F(lam) >= R * (sign * (Q(A) - Q(B)) - lam)")
         return m
