@@ -198,10 +198,10 @@ def shared_rank_instances(seed, count):
     """Graded instances whose B is A with two neighbours swapped and its last document replaced,
     so that many ranks are shared (same document, same set above: shared_ranks)."""
     rng = np.random.default_rng(seed)
-    for n, instance in enumerate(graded_instances(seed, count)):
+    for instance in graded_instances(seed, count):
         a = list(instance.a) + [f"n{j}" for j in range(max(0, 4 - len(instance.a)))]
         b = a[:]
-        i = int(rng.integers(0, len(b) - 2))  # rank i + 3 (not the last) is then shared
+        i = int(rng.integers(0, len(b) - 2))  # rank 1 (i > 0) or rank 3, not the last (i = 0), stays shared
         b[i], b[i + 1] = b[i + 1], b[i]
         b[-1] = "fresh"
         yield build_instance(str(instance.metric), a, b, instance.judgments, max_grade=instance.max_grade,
