@@ -179,12 +179,13 @@ def register(cls: type[Metric]) -> type[Metric]:
 
 def ideal_gains(grades: Grades, metric: Metric, grading: Grading) -> list[float]:
     """Gains of every positive-gain document of the collection, largest first."""
-    gains = (metric.gain(g, grading) for g in grades.values())
-    return sorted((g for g in gains if g > 0), reverse=True)
+    gain = {g: metric.gain(g, grading) for g in set(grades.values())}  # once per distinct grade
+    return sorted((gain[g] for g in grades.values() if gain[g] > 0), reverse=True)
 
 
 def count_relevant(grades: Grades, metric: Metric) -> int:
-    return sum(1 for g in grades.values() if metric.is_relevant(g))
+    relevant = {g: metric.is_relevant(g) for g in set(grades.values())}  # once per distinct grade
+    return sum(1 for g in grades.values() if relevant[g])
 
 
 def log2_discount(rank: int) -> float:

@@ -28,9 +28,12 @@ class Q(Metric):
         beta = self.p("beta")
         ideal = list(accumulate(ideal_gains(grades, self, grading)))
         total, cumulative, found = 0.0, 0.0, 0
+        rel, gain = self.p("rel"), {}
         for rank, grade in enumerate(self.grades_of(ranking, grades), start=1):
-            cumulative += self.gain(grade, grading)
-            if self.is_relevant(grade):
+            if grade not in gain:
+                gain[grade] = self.gain(grade, grading)
+            cumulative += gain[grade]
+            if grade >= rel:  # is_relevant
                 found += 1
                 ideal_cg = ideal[min(rank, len(ideal)) - 1] if ideal else 0.0
                 total += (beta * cumulative + found) / (beta * ideal_cg + rank)

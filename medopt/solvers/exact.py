@@ -21,7 +21,7 @@ from ..formulations import formulation_for
 from ..formulations.common import assignment_from
 from ..instance import Instance
 from ..result import MedResult, certify
-from .backends import CUTOFF_SLACK, SOLVERS, compile_model, linear_vector, solve
+from .backends import CUTOFF_SLACK, SOLVERS, HighsSession, compile_model, linear_vector, solve
 
 DINKELBACH_TOLERANCE = 1e-11
 MAX_DINKELBACH_STEPS = 100
@@ -200,7 +200,7 @@ def solve_boxes(formulation, instance, direction, solver, clock, start: float = 
     import heapq
 
     result = DirectionResult()
-    feasible_boxes, order, templates, box_budget = 0, 0, False, BOX_TIME_LIMIT
+    feasible_boxes, order, templates, box_budget, session = 0, 0, False, BOX_TIME_LIMIT, None
     heap = []
     ceiling = trivial_bound(instance)  # no difference exceeds it: a box that reaches it needs no more work
     for case in formulation.root_boxes(instance):
@@ -226,18 +226,19 @@ def solve_boxes(formulation, instance, direction, solver, clock, start: float = 
         lam = None if single else (cutoff if math.isfinite(cutoff) else -trivial_bound(instance))
         matrix = templates.patched(case, lam) if templates is not None else None
         model = formulation.build(instance, direction, case=case, lam=lam) if matrix is None else matrix
-        owner = model if matrix is None else templates.m  # the Pyomo model whose x the columns are
         if single:  # one case: its exact model, solved like solve_cases does
             outcome = solve(model, solver, remaining, cutoff=cutoff_for(cutoff))
         else:  # the box's test model at lam: F(lam) <= 0 proves that no assignment of the box beats lam
             budget = remaining if remaining is None else min(remaining, box_budget)
             if solver == "highs" and matrix is not None:  # the LP relaxation: a weaker bound, found much faster
                 # presolve off: measured on 20 Q(beta=1)@20 box LPs, 198 -> 131 ms (same optima); the
-                # parent's final basis as the start: 14 Q(beta=1)@100 box LPs took 8.3 s cold, 4.7 s so
-                model = replace(matrix, integer=np.zeros_like(matrix.integer), highs_options={"presolve": "off"},
-                                basis=start_basis)
-                budget = remaining
-            outcome = solve(model, solver, budget, cutoff=0.0 if math.isfinite(cutoff) else None)
+                # parent's final basis as the start: 14 Q(beta=1)@100 box LPs took 8.3 s cold, 4.7 s so;
+                # one HiGHS instance for all of them (HighsSession)
+                session = session or HighsSession()
+                outcome = session.solve(replace(matrix, highs_options={"presolve": "off"}, basis=start_basis),
+                                        remaining)
+            else:
+                outcome = solve(model, solver, budget, cutoff=0.0 if math.isfinite(cutoff) else None)
             if not math.isfinite(outcome.bound) and outcome.status == "timeout":
                 box_budget *= 2  # stopped before it had any bound: the next box gets longer
         result.solves += 1
@@ -245,7 +246,7 @@ def solve_boxes(formulation, instance, direction, solver, clock, start: float = 
             continue
         feasible_boxes += 1
         if outcome.values is not None:
-            assignment = assignment_from(owner, outcome.values)
+            assignment = assignment_from(model, outcome.values) if matrix is None else templates.assignment(outcome.x)
             if instance.satisfies_limits(assignment):
                 result.offer(instance.differences(assignment)[direction], assignment)
         if single:

@@ -1,0 +1,189 @@
+"""A direct matrix builder: the little of Pyomo's modelling that a hot template needs, without
+Pyomo's cost per expression.
+
+A Q-measure box template (formulations/q_measure.BoxModels) is built once per direction and then
+patched per box; through Pyomo (expressions, then LinearStandardFormCompiler) building it took
+about 50 ms at k = 20, more than the dozen box LPs of a typical instance together.  Here the same
+rows are written with :class:`Linear` expressions (a tree of weighted sums, O(1) per ``+``,
+flattened once per row) into a :class:`LinearModel` whose ``matrix`` is the MatrixModel the
+backends solve.  The expression code of the formulation is shared: CaseTerms builds its rows
+from ``m.x`` / ``m.y`` and ``sum``, which work on Linear as on Pyomo variables.
+
+Columns are labelled ("x", d, g) and ("y", key); every column is binary.  A row with no column
+left is a constant: kept out of the matrix when it holds, InfeasibleConstraintException (as
+Pyomo raises) when it fails.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Real
+
+import numpy as np
+import scipy.sparse as sp
+
+from .backends import MatrixModel
+
+
+class Linear:
+    """A linear expression: constant + sum of coef * (column index or Linear)."""
+
+    __slots__ = ("parts", "constant")
+
+    def __init__(self, parts=(), constant=0.0):
+        self.parts, self.constant = parts, constant
+
+    def __add__(self, other):
+        if isinstance(other, Linear):
+            return Linear(((1.0, self), (1.0, other)))
+        if isinstance(other, Real):
+            return Linear(((1.0, self),), float(other))
+        return NotImplemented
+
+    __radd__ = __add__
+
+    def __neg__(self):
+        return Linear(((-1.0, self),))
+
+    def __sub__(self, other):
+        return self + (-other)
+
+    def __rsub__(self, other):
+        return (-self) + other
+
+    def __mul__(self, other):
+        if isinstance(other, Real):
+            return Linear(((float(other), self),))
+        return NotImplemented
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other):
+        return self * (1.0 / other)
+
+    def __le__(self, other):
+        return Row(self - other, -math.inf, 0.0)
+
+    def __ge__(self, other):
+        return Row(self - other, 0.0, math.inf)
+
+    def flat(self) -> tuple[dict, float]:
+        """({column: coefficient}, constant), walking the tree once."""
+        coefficients, constant, stack = {}, 0.0, [(1.0, self)]
+        while stack:
+            weight, node = stack.pop()
+            constant += weight * node.constant
+            for coefficient, item in node.parts:
+                if isinstance(item, Linear):
+                    stack.append((weight * coefficient, item))
+                else:
+                    coefficients[item] = coefficients.get(item, 0.0) + weight * coefficient
+        return coefficients, constant
+
+
+class Row:
+    """lower <= expression <= upper."""
+
+    __slots__ = ("expression", "lower", "upper")
+
+    def __init__(self, expression, lower, upper):
+        self.expression, self.lower, self.upper = expression, lower, upper
+
+
+class LinearModel:
+    """Binary columns and rows, as MatrixModel.  ``x[d, g]`` are the grade variables of
+    formulations.common (the same one-grade, relevance-limit and dominance rows as new_model)."""
+
+    def __init__(self, instance):
+        from ..formulations.common import judged_count
+
+        self.instance = instance
+        self.UNJUDGED = list(instance.unjudged)
+        self.GRADES = range(1, instance.max_grade + 1)
+        self.labels, self.rows = [], []
+        self.x = {(d, g): self.column(("x", d, g)) for d in self.UNJUDGED for g in self.GRADES}
+        self.y = {}
+        if instance.max_grade > 1:
+            for d in self.UNJUDGED:
+                self.add(sum(self.x[d, g] for g in self.GRADES) <= 1)
+        for limit in instance.limits:
+            count = self.count_at_least(limit.grade)
+            j = judged_count(instance, limit.grade)
+            self.add(Row(count, limit.low - j, math.inf if limit.high is None else limit.high - j))
+        for d, e in instance.dominance:
+            for g in self.GRADES:
+                self.add(self.count_at_least(g, [d]) >= self.count_at_least(g, [e]))
+
+    def column(self, label) -> Linear:
+        self.labels.append(label)
+        return Linear(((1.0, len(self.labels) - 1),))
+
+    def count_at_least(self, grade, documents=None):
+        """Unjudged documents (of ``documents``, by default all) assigned a grade >= ``grade``."""
+        return sum((self.x[d, g] for d in (self.UNJUDGED if documents is None else documents)
+                    for g in self.GRADES if g >= grade), 0.0)
+
+    def add(self, row: Row) -> int | None:
+        """Append a row; its index, or None for a constant row that holds."""
+        coefficients, constant = row.expression.flat() if isinstance(row.expression, Linear) else ({}, row.expression)
+        coefficients = {j: a for j, a in coefficients.items() if a != 0.0}
+        if not coefficients:
+            if row.lower - 1e-9 <= constant <= row.upper + 1e-9:
+                return None
+            from pyomo.common.errors import InfeasibleConstraintException
+            raise InfeasibleConstraintException(f"a constant row fails: {row.lower} <= {constant} <= {row.upper}")
+        self.rows.append((coefficients, row.lower - constant, row.upper - constant))
+        return len(self.rows) - 1
+
+    def binary_and(self, name: str, pairs: dict) -> None:
+        """y[k] = u * v for binary expressions (u, v) = pairs[k], exactly: y <= u, y <= v, y >= u + v - 1."""
+        flat = {}  # the same factor recurs across pairs: flattened once
+
+        def flattened(expression):
+            if id(expression) not in flat:
+                flat[id(expression)] = (expression, expression.flat()[0])
+            return flat[id(expression)][1]
+
+        for key, (u, v) in pairs.items():
+            y = getattr(self, name)[key] = self.column((name, key))
+            j, first, second = y.parts[0][1], flattened(u), flattened(v)
+            self.rows.append(({j: 1.0, **{i: -a for i, a in first.items()}}, -math.inf, 0.0))   # y <= u
+            self.rows.append(({j: 1.0, **{i: -a for i, a in second.items()}}, -math.inf, 0.0))  # y <= v
+            both = dict(first)
+            for i, a in second.items():
+                both[i] = both.get(i, 0.0) + a
+            self.rows.append(({j: 1.0, **{i: -a for i, a in both.items() if a != 0.0}}, -1.0, math.inf))  # y >= u + v - 1
+
+    def vector(self, expression) -> tuple[np.ndarray, float]:
+        """(coefficients in column order, constant) of an expression or a number."""
+        vector = np.zeros(len(self.labels))
+        if not isinstance(expression, Linear):
+            return vector, float(expression)
+        coefficients, constant = expression.flat()
+        for j, a in coefficients.items():
+            vector[j] += a
+        return vector, constant
+
+    def matrix(self) -> MatrixModel:
+        """The rows as a MatrixModel (objective zero), every column binary; CSR with sorted indices."""
+        indptr, indices, data = [0], [], []
+        for coefficients, _, _ in self.rows:
+            for j in sorted(coefficients):
+                indices.append(j)
+                data.append(coefficients[j])
+            indptr.append(len(indices))
+        n = len(self.labels)
+        A = sp.csr_matrix((np.array(data, dtype=float), np.array(indices, dtype=np.int32),
+                           np.array(indptr, dtype=np.int32)), shape=(len(self.rows), n))
+        lower = np.array([r[1] for r in self.rows], dtype=float)
+        upper = np.array([r[2] for r in self.rows], dtype=float)
+        return MatrixModel(np.zeros(n), 0.0, A, lower, upper, np.zeros(n), np.ones(n), np.ones(n, dtype=bool),
+                           list(self.labels))
+
+    def assignment(self, x) -> dict:
+        """doc -> grade from solved column values (as common.assignment_from)."""
+        grades = dict.fromkeys(self.UNJUDGED, 0)
+        for j, label in enumerate(self.labels):
+            if label[0] == "x" and x[j] > 0.5:
+                grades[label[1]] = label[2]
+        return grades
