@@ -121,6 +121,7 @@ the profile rows.  k = 10, G = 2, 20 unjudged (disjoint lists): 220 columns, at 
 
 from __future__ import annotations
 
+import copy
 from itertools import product
 
 import numpy as np
@@ -345,6 +346,8 @@ PLACEHOLDER = 0.5  # coefficient of rel(d) in the template's count cuts: never c
 class BoxModels:
     """One direction's box models as one compiled matrix, patched per box (strategy 'boxes').
 
+    The rows are the same in both directions (only the objective differs), so the two directions
+    of an instance share them and one HiGHS session (``for_direction``).
     The template holds every row a box or profile model of this direction can need: the shared
     rows (one_grade, limits, dominance, products, one-hot pairs), C_g >= . and C_g <= . per
     profile grade, and each prefix cut that some box can activate, written with the placeholder
@@ -387,39 +390,54 @@ class BoxModels:
                         cuts.append(("lower", row, i, g, d, len(above)))
         self.matrix = m.matrix()
         A = self.matrix.A
-        # per cut: its row, and the positions in A.data of the coefficients of rel(d) = sum_{h >= rel} x[d,h]
-        self.cuts = []
-        for kind, r, i, g, d, above in cuts:
+        # per cut (arrays, one entry a cut): upper or lower, its row, rank i, grade index, |E|; and the
+        # positions in A.data of the coefficients of rel(d) = sum_{h >= rel} x[d,h], with their cut
+        self.cut_upper = np.array([kind == "upper" for kind, *_ in cuts], dtype=bool)
+        self.cut_row, self.cut_rank, self.cut_grade, self.cut_above = (
+            np.array([cut[k] for cut in cuts], dtype=int).reshape(-1) for k in (1, 2, 3, 5))
+        self.cut_grade = np.searchsorted(self.grades, self.cut_grade)
+        positions, owners = [], []
+        for c, (_, r, _, _, d, _) in enumerate(cuts):
             start, end = A.indptr[r], A.indptr[r + 1]
             wanted = {m.x[d, h].parts[0][1] for h in m.GRADES if h >= rel}
-            positions = [start + k for k, j in enumerate(A.indices[start:end]) if j in wanted]
-            self.cuts.append((kind, r, i, g, above, np.array(positions, dtype=int)))
-        self.vectors = {side: [(i, *m.vector(t)) for i, t in terms.terms(ranking)]
-                        for side, ranking in (("a", instance.a), ("b", instance.b))}
+            found = [start + k for k, j in enumerate(A.indices[start:end]) if j in wanted]
+            positions += found
+            owners += [c] * len(found)
+        self.cut_positions, self.cut_of_position = np.array(positions, dtype=int), np.array(owners, dtype=int)
+        # per side: the term ranks, their vectors (one row a term) and constants
+        self.vectors = {}
+        for side, ranking in (("a", instance.a), ("b", instance.b)):
+            entries = [(i, *m.vector(t)) for i, t in terms.terms(ranking)]
+            self.vectors[side] = (np.array([e[0] for e in entries], dtype=int),
+                                  np.array([e[1] for e in entries]).reshape(len(entries), len(m.labels)),
+                                  np.array([e[2] for e in entries], dtype=float))
         self.relevant, _ = m.vector(counts[rel])  # C_rel = J_rel + this . x
         self.relevant_constant = float(self.judged[rel])
-        self.gain = {g: instance.metric.gain(g, instance.grading) for g in range(0, instance.max_grade + 1)}
+        gain = {g: instance.metric.gain(g, instance.grading) for g in range(0, instance.max_grade + 1)}
+        self.steps = {g: gain[g] - gain[g - 1] for g in self.grades}
         self.beta = instance.metric.p("beta")
         self.base_data = A.data.copy()
         self.shared = shared_ranks(instance)
+        from ..solvers.backends import HighsSession
+        self.session = HighsSession()  # the box LPs of both directions (same rows, same shape)
+
+    def for_direction(self, direction) -> "BoxModels":
+        """This template for the other direction: the same rows and HiGHS session, its own objective."""
+        other = copy.copy(self)
+        other.direction = direction
+        return other
 
     def assignment(self, x) -> dict:
         return self.m.assignment(x)
 
-    def ideal(self, sizes):
-        return [sum((self.gain[g] - self.gain[g - 1]) * min(i, c) for g, c in sizes.items())
-                for i in range(1, self.cap + 1)]
-
     def score_vector(self, side, sizes, skip=frozenset()):
-        ideal = self.ideal(sizes)
-        vector, constant = np.zeros(len(self.matrix.columns)), 0.0
-        for i, v, k in self.vectors[side]:
-            if i in skip:
-                continue
-            denominator = self.beta * ideal[i - 1] + i
-            vector += v / denominator
-            constant += k / denominator
-        return vector, constant
+        """R * Q(side) as (vector, constant) with cg* at the counts ``sizes``, without the ranks in ``skip``."""
+        ranks, vectors, constants = self.vectors[side]
+        ideal = sum(step * np.minimum(ranks, sizes[g]) for g, step in self.steps.items() if step)
+        weights = 1.0 / (self.beta * ideal + ranks)
+        if skip:
+            weights[np.isin(ranks, list(skip))] = 0.0
+        return weights @ vectors, float(weights @ constants)
 
     def patched(self, case, lam=None):
         """The matrix of ``case`` (a profile with R >= 1, or a box at ``lam``); None for the R = 0 case."""
@@ -433,23 +451,19 @@ class BoxModels:
             box = tuple((g, v, v) for g, v, _ in case.fix["counts"])
         low, high = {g: lo for g, lo, _ in box}, {g: hi for g, _, hi in box}
         base = self.matrix
-        data, row_lower, row_upper = self.base_data.copy(), base.row_lower.copy(), base.row_upper.copy()
+        row_lower, row_upper = base.row_lower.copy(), base.row_upper.copy()
         for g, (r_low, r_high) in self.count_rows.items():
             row_lower[r_low] = low[g] - self.judged[g]
             row_upper[r_high] = (high[g] - self.judged[g]) if (g == self.rel or high[g] < self.cap) else np.inf
-        for kind, r, i, g, above, positions in self.cuts:
-            if kind == "upper":
-                size = high[g]
-                active = size < i
-            else:  # least = c_g - J_g - (n - |E| - 1)
-                size = low[g] - self.judged[g] - (self.n - above - 1)
-                active = size > 0
-            data[positions] += PLACEHOLDER - size  # integral either way (CP-SAT); a freed row binds nothing
-            if not active:
-                if kind == "upper":
-                    row_upper[r] = np.inf
-                else:
-                    row_lower[r] = -np.inf
+        # upper cuts: c = hi_g, active when hi_g < i; lower: c = lo_g - J_g - (n - |E| - 1), active when > 0
+        highs = np.array([high[g] for g in self.grades])[self.cut_grade]
+        least = (np.array([low[g] - self.judged[g] for g in self.grades])[self.cut_grade]
+                 - (self.n - self.cut_above - 1))
+        size = np.where(self.cut_upper, highs, least)
+        data = self.base_data.copy()
+        data[self.cut_positions] += (PLACEHOLDER - size)[self.cut_of_position]  # integral either way (CP-SAT)
+        row_upper[self.cut_row[self.cut_upper & (highs >= self.cut_rank)]] = np.inf  # a freed row binds nothing
+        row_lower[self.cut_row[~self.cut_upper & (least <= 0)]] = -np.inf
         A = base.A.copy()
         A.data = data
         better, other = ("a", "b") if self.direction == "a" else ("b", "a")
@@ -469,6 +483,7 @@ class QMeasure(Formulation):
     family_name = "Q-measure (profile enumeration or branch-and-bound over profile boxes, linearised products)"
     ratio = True
     strategies = ("enumerate", "boxes")
+    _last_template = (None, None)  # (instance, its BoxModels): both directions of an instance share one
 
     def cases(self, instance):
         rel, top, n, cap = instance.metric.p("rel"), instance.max_grade, len(instance.unjudged), depth(instance)
@@ -570,10 +585,14 @@ class QMeasure(Formulation):
 
         if not instance.unjudged or instance.metric.p("rel") > instance.max_grade:
             return None
-        try:
-            return BoxModels(instance, direction)
-        except InfeasibleConstraintException:
-            return None
+        instance_seen, template = self._last_template
+        if instance_seen is not instance:  # the rows do not depend on the direction, only the objective does
+            try:
+                template = BoxModels(instance, direction)
+            except InfeasibleConstraintException:
+                template = None
+            self._last_template = (instance, template)
+        return None if template is None else template.for_direction(direction)
 
     def build(self, instance, direction, *, case=None, lam=None):
         if case is None:
