@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -130,9 +131,9 @@ def solve(model, solver: str = "highs", time_limit: float | None = None, cutoff:
     return outcome
 
 
-class ColumnValues:
-    """Column -> value of a solution, looked up by identity like Pyomo's ComponentMap; the map is
-    made on first use (callers that read ``Outcome.x`` directly never pay for it)."""
+class ColumnValues(Mapping):
+    """Column -> value of a solution, looked up by identity like Pyomo's ComponentMap; the lookup
+    table is made on first use (callers that read ``Outcome.x`` directly never pay for it)."""
 
     def __init__(self, columns, x):
         self.columns, self.x, self._by_id = columns, x, None
@@ -147,6 +148,12 @@ class ColumnValues:
         if value is None:
             raise KeyError(column)
         return value
+
+    def __iter__(self):
+        return iter(self.columns)
+
+    def __len__(self):
+        return len(self.columns)
 
 
 def _values(matrix: MatrixModel, x) -> tuple[ColumnValues, float, np.ndarray]:
