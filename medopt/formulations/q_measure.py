@@ -102,7 +102,7 @@ with the cutoff; and splitting partitions the reachable profiles, so every profi
 inside a box with F(lam) <= 0 or as its own case.  Testing the one-profile box first measured
 (DL-HARD, Q(beta=1)@20, no judgments, 15 instances): case MILPs 93 -> 28, box LPs 257 -> 332,
 total 5.99 -> 4.05 s.
-Template.  BoxModels compiles, once per direction, every row any box or profile can need (the
+Template.  BoxModels compiles, once per instance (both directions share it), every row any box or profile can need (the
 cuts with a placeholder coefficient on rel(d), count rows with free bounds) and patches the
 matrix per box: bounds of the count rows, the coefficient c of each cut (or a free row when
 the box has no such cut), and the objective from the per-rank term vectors and 1/D_i.  For a
