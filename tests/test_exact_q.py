@@ -10,6 +10,7 @@ R (difference - lam) for every assignment whose profile lies in the box.
 
 import itertools
 import math
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ import medopt
 from medopt.errors import MedoptError
 from medopt.formulations import formulation_for
 from medopt.formulations.common import judged_count
+from medopt.formulations import q_measure
 from medopt.formulations.q_measure import box_case, depth, profile_grades, shared_ranks, tighten
 from medopt.instance import RelevanceLimit, build_instance
 from medopt.random_instances import random_instances
@@ -27,20 +29,33 @@ SOLVERS = ("highs", "cpsat")
 GAINS = {0: 0.0, 1: 0.25, 2: 0.75}
 
 
+@contextmanager
+def small_boxes(limit):
+    """Boxes of at most ``limit`` assignments settled by evaluating them (0: every box goes to a model)."""
+    saved = q_measure.SMALL_BOX
+    q_measure.SMALL_BOX = limit
+    try:
+        yield
+    finally:
+        q_measure.SMALL_BOX = saved
+
+
 def check(metric, checked, **kwargs):
-    """Exact equals enumeration (or both find no assignment) for both solvers."""
+    """Exact equals enumeration (or both find no assignment) for both solvers, with the models alone
+    and with small boxes evaluated (at these sizes most boxes are small)."""
     try:
         oracle = medopt.med(metric, **kwargs, method="enumerate")
     except MedoptError:
         oracle = None
-    for solver in SOLVERS:
-        if oracle is None:
-            with pytest.raises(MedoptError):
-                medopt.med(metric, **kwargs, method="exact", solver=solver)
-            continue
-        exact = medopt.med(metric, **kwargs, method="exact", solver=solver)
-        assert abs(exact.value - oracle.value) <= 1e-9, (metric, solver, kwargs, exact, oracle)
-        assert exact.certified, (metric, solver, kwargs, exact)
+    for solver, limit in itertools.product(SOLVERS, (0, q_measure.SMALL_BOX)):
+        with small_boxes(limit):
+            if oracle is None:
+                with pytest.raises(MedoptError):
+                    medopt.med(metric, **kwargs, method="exact", solver=solver)
+                continue
+            exact = medopt.med(metric, **kwargs, method="exact", solver=solver)
+        assert abs(exact.value - oracle.value) <= 1e-9, (metric, solver, limit, kwargs, exact, oracle)
+        assert exact.certified, (metric, solver, limit, kwargs, exact)
     checked.append(metric)
 
 
@@ -121,7 +136,8 @@ def test_seed_at_the_trivial_bound_needs_no_solve():
         assert result.assignment["d1"] == 1
         checked = []
         check("Q@3", checked, a=a, b=b, judgments={"d1": 0})
-        assert medopt.med("Q@3", a, b, {"d1": 0}, method="exact", solver=solver).details["solves"] > 0
+        with small_boxes(0):
+            assert medopt.med("Q@3", a, b, {"d1": 0}, method="exact", solver=solver).details["solves"] > 0
 
 
 def test_cases_and_model_structure():
@@ -310,3 +326,74 @@ def test_patched_template_is_the_built_model(solver):
                     assert abs(built.objective - patched.objective) <= 1e-7, (instance.metric, case.label)
                 checked += 1
     assert checked >= 40
+
+
+def test_scores_many_is_the_evaluator():
+    """Q.scores_many (the small-box evaluation) equals Q.score on random graded collections: judged
+    grades above G and below 0, gain maps, rel = 2, beta = 0, empty and padded rankings."""
+    rng = np.random.default_rng(113)
+    checked = 0
+    for instance in graded_instances(seed=113, count=24):
+        metric, grading = instance.metric, instance.grading
+        docs = list(dict.fromkeys(instance.a + instance.b)) + ["elsewhere1", "elsewhere2"]
+        for variant in (metric, medopt.parse_metric(f"Q(beta=0.0)@{max(1, len(instance.a))}")):
+            collections = [{d: int(rng.integers(-1, instance.max_grade + 2)) for d in docs if rng.random() < 0.8}
+                           for _ in range(20)]
+            for ranking in (instance.a, instance.b, [], docs):
+                rows = np.array([[c.get(d, 0) for d in ranking] for c in collections]).reshape(20, len(ranking))
+                grades = sorted({g for c in collections for g in c.values()})
+                counts = {g: np.array([sum(1 for v in c.values() if v == g) for c in collections]) for g in grades}
+                many = variant.scores_many(rows, counts, grading) if ranking else np.zeros(20)
+                for c, value in zip(collections, many):
+                    assert abs(value - variant.score(ranking, c, grading)) <= 1e-12, (variant, ranking, c)
+                    checked += 1
+    assert checked >= 24 * 2 * 3 * 20
+
+
+def test_small_box_is_the_maximum_over_the_box():
+    """small_box's value is the largest difference over the box's assignments that meet the limits
+    (enumerated here with the evaluator), its assignment reaches it; more assignments than the limit: None."""
+    rng = np.random.default_rng(114)
+    formulation, checked = formulation_for(medopt.parse_metric("Q@3")), 0
+    for instance in itertools.chain(graded_instances(seed=114, count=30), shared_rank_instances(seed=115, count=8)):
+        roots = [c for c in formulation.root_boxes(instance) if "box" in c.fix]
+        docs = instance.unjudged
+        assignments = [dict(zip(docs, grades)) for grades in
+                       itertools.product(range(instance.max_grade + 1), repeat=len(docs))]
+        assignments = [a for a in assignments if instance.satisfies_limits(a)]
+        cases = [c for c in formulation.root_boxes(instance) if "box" not in c.fix]  # R = 0
+        if roots and instance.limits:  # the root box before tighten(): the limits are not in its intervals
+            rel, cap, n = instance.metric.p("rel"), depth(instance), len(docs)
+            judged = {g: judged_count(instance, g) for g in profile_grades(instance)}
+            raw = tuple((g, max(j, 1), j + n) if g == rel else (g, min(j, cap), min(j + n, cap)) for g, j in judged.items())
+            cases.append(box_case(instance, raw, exact=False))
+        cases += [box_case(instance, box) for box in
+                  [roots[0].fix["box"] if roots else None] + [random_box(rng, instance, roots[0]) for _ in range(3) if roots]
+                  if box is not None]
+        for case in cases:
+            inside = [a for a in assignments if in_case(instance, a, case)]
+            for direction in ("a", "b"):
+                settled = formulation.small_box(instance, direction, case, limit=10 ** 6)
+                if not case.fix.get("counts", True):  # nothing can be relevant: no profile to bound
+                    assert settled is None
+                    continue
+                value, best = settled
+                if not inside:
+                    assert best is None and value == -math.inf
+                    continue
+                truth = max(instance.differences(a)[direction] for a in inside)
+                assert abs(value - truth) <= 1e-12, (instance.metric, case.label, direction)
+                assert in_case(instance, best, case) and abs(instance.differences(best)[direction] - truth) <= 1e-12
+                if len(inside) > 1:
+                    assert formulation.small_box(instance, direction, case, limit=0) is None
+                checked += 1
+    assert checked >= 100
+
+
+def in_case(instance, assignment, case):
+    """Whether an assignment's profile lies in a box or profile case (R = 0: no relevant document)."""
+    profile = profile_of(instance, assignment)
+    if "box" in case.fix:
+        return in_box(profile, case.fix["box"])
+    return all((profile[g] >= v) if at else (profile[g] == v) for g, v, at in case.fix["counts"]) \
+        and instance.satisfies_limits(assignment)

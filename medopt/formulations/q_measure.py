@@ -122,7 +122,10 @@ the profile rows.  k = 10, G = 2, 20 unjudged (disjoint lists): 220 columns, at 
 from __future__ import annotations
 
 import copy
-from itertools import product
+import math
+from collections import Counter
+from itertools import combinations, product
+from math import comb, prod
 
 import numpy as np
 import pyomo.environ as pyo
@@ -340,6 +343,7 @@ def box_case(instance, box, exact: bool = True) -> Case:
     return Case(f"box {box_label(instance, box)}", float(r_lo), {"R": (r_lo, r_hi), "box": tuple(box)})
 
 
+SMALL_BOX = 3000  # a box or case with at most this many assignments is settled by evaluating them all
 PLACEHOLDER = 0.5  # coefficient of rel(d) in the template's count cuts: never cancels an integer, patched per box
 
 
@@ -577,6 +581,109 @@ class QMeasure(Formulation):
             if child is not None:
                 halves.append(box_case(instance, child, exact=False))
         return halves
+
+    def small_box(self, instance, direction, case, limit: int | None = None):
+        """(the exact maximum, an assignment reaching it) over the assignments of a box or profile
+        case, found by evaluating every one of them when there are at most ``limit``;
+        (-inf, None) when none meets the profile and the limits; None when there are more.
+
+        The assignments are those with n >= U_1 >= ... >= U_G >= 0 unjudged documents of grade
+        >= g, U_g inside the case's intervals (C_g - J_g) and the relevance limits; a chain
+        (U_1..U_G) has C(n, U_1) C(U_1, U_2) ... C(U_{G-1}, U_G) of them.  Each is scored by
+        Q.scores_many (the evaluator's sums, vectorised), so the maximum is exact: a box closed
+        this way needs no model and no split.  With no judged relevant document the small boxes are
+        the small R, which a branch and bound on R reaches last and splits most."""
+        n, top, limit = len(instance.unjudged), instance.max_grade, SMALL_BOX if limit is None else limit
+        intervals = self.unjudged_intervals(instance, case)
+        if intervals is None:
+            return None
+        chains, count = [], 0
+
+        def extend(chain):
+            nonlocal count
+            g = len(chain) + 1
+            if g > top:
+                chains.append(chain)
+                count += prod(comb(a, b) for a, b in zip((n,) + chain, chain))
+                return
+            low, high = intervals[g]
+            for u in range(max(low, 0), min(high, chain[-1] if chain else n) + 1):
+                extend(chain + (u,))
+                if count > limit:
+                    return
+
+        extend(())
+        if count > limit:
+            return None
+        if count == 0:
+            return -math.inf, None
+        rows = np.zeros((count, n), dtype=np.int64)
+        at = 0
+        for chain in chains:  # the documents of grade >= g: a subset of those of grade >= g - 1
+            at = self._fill(rows, at, chain, 0, tuple(range(n)), np.zeros(n, dtype=np.int64))
+        return self._best(instance, direction, rows)
+
+    @staticmethod
+    def _fill(rows, at, chain, level, pool, row):
+        """Write from rows[at] every assignment that extends ``row`` (grades < level + 1 set) with
+        chain[level] documents of ``pool`` at grade >= level + 1, and so on; returns the next row."""
+        if level == len(chain) - 1:  # the last grade: every subset at once
+            subsets = np.array(list(combinations(pool, chain[level])), dtype=np.int64)
+            subsets = subsets.reshape(len(subsets), chain[level])  # (1, 0) when no document takes the grade
+            block = rows[at: at + len(subsets)]
+            block[:] = row
+            block[np.arange(len(subsets))[:, None], subsets] = level + 1
+            return at + len(subsets)
+        for subset in combinations(pool, chain[level]):
+            child = row.copy()
+            child[list(subset)] = level + 1
+            at = QMeasure._fill(rows, at, chain, level + 1, subset, child)
+        return at
+
+    @staticmethod
+    def _best(instance, direction, rows):
+        """(max difference, its assignment) over the assignment rows that meet the limits."""
+        metric, grading = instance.metric, instance.grading
+        column = {d: j for j, d in enumerate(instance.unjudged)}
+        judged = Counter(instance.judgments.values())
+        counts = {g: np.full(len(rows), c) for g, c in judged.items()}
+        for g in range(1, instance.max_grade + 1):
+            counts[g] = counts.get(g, 0) + (rows == g).sum(axis=1)
+
+        def grades_of(ranking):
+            out = np.empty((len(rows), len(ranking)), dtype=np.int64)
+            for i, d in enumerate(ranking):
+                out[:, i] = rows[:, column[d]] if d in column else instance.judgments[d]
+            return out
+
+        score_a = metric.scores_many(grades_of(instance.a), counts, grading) if instance.a else np.zeros(len(rows))
+        score_b = metric.scores_many(grades_of(instance.b), counts, grading) if instance.b else np.zeros(len(rows))
+        difference = direction_sign(direction) * (score_a - score_b)
+        for limit in instance.limits:
+            at_least = sum((c for g, c in counts.items() if g >= limit.grade), np.zeros(len(rows)))
+            outside = (at_least < limit.low) | ((at_least > limit.high) if limit.high is not None else False)
+            difference = np.where(outside, -np.inf, difference)
+        best = int(np.argmax(difference))
+        if not np.isfinite(difference[best]):
+            return -math.inf, None
+        return float(difference[best]), {d: int(rows[best, j]) for d, j in column.items()}
+
+    def unjudged_intervals(self, instance, case):
+        """grade g -> (lo, hi) for U_g, the unjudged documents of grade >= g, in a box or profile case
+        (None when the case bounds nothing, as when no grade can be relevant)."""
+        rel, top, cap, n = instance.metric.p("rel"), instance.max_grade, depth(instance), len(instance.unjudged)
+        if "box" in case.fix:
+            bounds = {g: (lo, hi if (g == rel or hi < cap) else math.inf) for g, lo, hi in case.fix["box"]}
+        elif case.fix.get("counts"):
+            bounds = {g: (v, math.inf if at else v) for g, v, at in case.fix["counts"]}
+        else:
+            return None
+        intervals = {g: (0, n) for g in range(1, top + 1)}
+        for g, (lo, hi) in bounds.items():
+            if g in intervals:
+                j = judged_count(instance, g)
+                intervals[g] = (max(0, lo - j), int(min(n, hi - j)))
+        return intervals
 
     def box_models(self, instance, direction):
         """The direction's compiled template, patched per box or profile (``BoxModels.patched``);

@@ -38,3 +38,34 @@ class Q(Metric):
                 ideal_cg = ideal[min(rank, len(ideal)) - 1] if ideal else 0.0
                 total += (beta * cumulative + found) / (beta * ideal_cg + rank)
         return total / relevant_count
+
+    def scores_many(self, ranking_grades, grade_counts, grading):
+        """Q of one ranking under many collections at once (NumPy; the formulation's small-box
+        enumeration, formulations/q_measure.py): ``ranking_grades`` is an (m, L) integer array, row r
+        the grades of the ranking's top L in collection r; ``grade_counts`` maps each grade g that
+        occurs in a collection to an (m,) array, the number of its documents with grade exactly g.
+        The same sums as ``score`` (tests/test_exact_q.py compares them): cg*(i) is the sum of the
+        i largest gains of the collection, here from the counts of the grades taken by gain."""
+        import numpy as np
+
+        ranking_grades = np.asarray(ranking_grades)
+        ranking_grades = ranking_grades[:, : self.depth(ranking_grades.shape[1])]  # the top k, as grades_of
+        m, depth = ranking_grades.shape
+        beta, rel = self.p("beta"), self.p("rel")
+        present = ([int(ranking_grades.min()), int(ranking_grades.max())] if ranking_grades.size else []) \
+            + [0] + list(grade_counts)
+        low, high = min(present), max(present)
+        gain = {g: self.gain(g, grading) for g in range(low, high + 1)}
+        # beta cg(i) + count(i) = the running sum of beta gain + [relevant]; the term counts where relevant
+        weight = np.array([beta * gain[g] + (g >= rel) for g in range(low, high + 1)])
+        relevant = ranking_grades >= rel
+        numerators = relevant * np.cumsum(weight[ranking_grades - low], axis=1)
+        ranks = np.arange(1, depth + 1)
+        ideal, above = np.zeros((m, depth)), np.zeros((m, 1))
+        for g in sorted((g for g in grade_counts if gain[g] > 0), key=lambda g: -gain[g]):
+            count = np.asarray(grade_counts[g]).reshape(m, 1)
+            ideal += gain[g] * np.clip(ranks - above, 0, count)  # documents of grade g among the i largest
+            above = above + count
+        total = (numerators / (beta * ideal + ranks)).sum(axis=1)
+        relevant_count = sum((np.asarray(c) for g, c in grade_counts.items() if g >= rel), np.zeros(m))
+        return np.where(relevant_count > 0, total / np.maximum(relevant_count, 1), 0.0)

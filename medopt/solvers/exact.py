@@ -224,6 +224,17 @@ def solve_boxes(formulation, instance, direction, solver, clock, start: float = 
             result.bound = max(result.bound, inherited)
             feasible_boxes += 1  # not known infeasible: some assignment reaches the cutoff
             continue
+        if hasattr(formulation, "small_box"):  # few assignments: evaluated one by one, the box's exact maximum
+            settled = formulation.small_box(instance, direction, case)
+            if settled is not None:
+                bound, assignment = settled
+                result.log.append((f"{case.label} (all assignments)", bound, bound))
+                if assignment is not None:
+                    feasible_boxes += 1
+                    value = instance.differences(assignment)[direction]
+                    result.offer(value, assignment)
+                    result.bound = max(result.bound, bound, value)
+                continue
         single = "box" not in case.fix
         if templates is False:  # a compiled template patched per box, when the formulation has one
             templates = formulation.box_models(instance, direction) if hasattr(formulation, "box_models") else None
