@@ -52,7 +52,7 @@ def method_options(function):
     for option in reversed([
         click.option("--method", default="auto", show_default=True,
                      help="auto, closed-form, alg1, enumerate, exact, ..."),
-        click.option("--solver", default=None, help="Exact solver: highs or cpsat (default: CP-SAT for AP, HiGHS otherwise)."),
+        click.option("--solver", default=None, help="Exact solver: highs or cpsat (default: CP-SAT for AP at depth 50 and more, HiGHS otherwise)."),
         click.option("--time-limit", type=float, default=None, help="Seconds per MED (exact methods)."),
         click.option("--max-grade", type=int, default=None, help="Top grade G (default: largest grade in the topic's qrels, at least 1)."),
         click.option("--pad", type=click.Choice(["none", "free"]), default="none", show_default=True,

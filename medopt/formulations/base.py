@@ -31,10 +31,15 @@ class Formulation:
     strategies: tuple[str, ...] = ("direct",)
     continuous_strategies: tuple[str, ...] = ()  # strategies whose models have continuous variables (HiGHS only)
     warm_start: dict = {}  # metric family -> heuristic method whose answer seeds the exact search
-    default_solver: dict = {}  # metric family -> the solver used when none is asked for (else HiGHS)
+    default_solver: dict = {}  # metric family -> (solver, from depth): used when none is asked for (else HiGHS)
 
     def build(self, instance, direction: str, *, case: Case | None = None, lam: float | None = None):
         raise TypeError(f"{type(self).__name__} must define build()")
+
+    def solver_for(self, instance) -> str:
+        """The solver when none is asked for: the family's from its depth on (the longer cut list), else HiGHS."""
+        solver, from_depth = self.default_solver.get(instance.metric.family, ("highs", 0))
+        return solver if max(len(instance.a), len(instance.b)) >= from_depth else "highs"
 
     def strategies_for(self, instance) -> tuple[str, ...]:
         """Strategies that apply to this instance, the usually fastest last."""

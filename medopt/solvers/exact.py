@@ -322,7 +322,7 @@ def exact(instance: Instance, *, solver: str | None = None, time_limit: float | 
           strategy: str = "auto", reduce: bool = True, **_ignored) -> MedResult:
     started = time.perf_counter()
     formulation = formulation_for(instance.metric)
-    solver = solver or formulation.default_solver.get(instance.metric.family, "highs")
+    solver = solver or formulation.solver_for(instance)
     if solver not in SOLVERS:
         raise MedoptError(f"unknown solver {solver!r}; choose one of {', '.join(SOLVERS)}")
     available = available_strategies(formulation, instance, solver)
