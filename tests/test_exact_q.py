@@ -270,7 +270,8 @@ def test_box_model_bounds_every_assignment_of_the_box(solver):
     checked = 0
     for instance in itertools.chain(graded_instances(seed=108, count=30), shared_rank_instances(seed=112, count=10)):
         formulation = formulation_for(instance.metric)
-        roots = [c for c in formulation.root_boxes(instance) if "box" in c.fix]
+        with small_boxes(0):  # the whole root box, not cut at its small part of R
+            roots = [c for c in formulation.root_boxes(instance) if "box" in c.fix]
         if not roots:
             continue
         docs = instance.unjudged
@@ -309,7 +310,8 @@ def test_patched_template_is_the_built_model(solver):
     checked = 0
     for instance in graded_instances(seed=109, count=16):
         formulation = formulation_for(instance.metric)
-        roots = [c for c in formulation.root_boxes(instance) if "box" in c.fix]
+        with small_boxes(0):  # the whole root box, not cut at its small part of R
+            roots = [c for c in formulation.root_boxes(instance) if "box" in c.fix]
         for direction in ("a", "b"):
             templates = formulation.box_models(instance, direction)
             if templates is None or not roots:
@@ -397,3 +399,18 @@ def in_case(instance, assignment, case):
         return in_box(profile, case.fix["box"])
     return all((profile[g] >= v) if at else (profile[g] == v) for g, v, at in case.fix["counts"]) \
         and instance.satisfies_limits(assignment)
+
+
+def test_roots_and_splits_cut_r_at_its_small_part():
+    """Without judgments R ranges over 1..n: the roots are the R's whose assignments number at most
+    SMALL_BOX (settled by evaluation) and the rest, whose R_lo is then above them."""
+    a = [f"d{i}" for i in range(12)]
+    instance = build_instance("Q@12", a, a[::-1], {})
+    formulation = formulation_for(instance.metric)
+    roots = [c.fix["box"] for c in formulation.root_boxes(instance) if "box" in c.fix]
+    small = max(r for r in range(1, 13) if sum(math.comb(12, u) for u in range(1, r + 1)) <= q_measure.SMALL_BOX)
+    assert roots == [((1, 1, small),), ((1, small + 1, 12),)]
+    whole = box_case(instance, ((1, 1, 12),), exact=False)  # a split of R cuts at the same place
+    assert [c.fix["box"] for c in formulation.split(instance, whole)] == roots
+    with small_boxes(0):  # no small part: halves
+        assert [c.fix["box"] for c in formulation.split(instance, whole)] == [((1, 1, 6),), ((1, 7, 12),)]
