@@ -112,9 +112,9 @@ median per instance 20 -> 12; evaluating the 1,561 assignments of R <= 3 at n = 
 about one box LP.  Roots and splits of R cut at the small low part (``small_part``): it is settled
 by evaluation and the rest has a larger R_lo to divide its test by (same 50 instances: 902 -> 822
 solves; with the DL-HARD qrels 9,203 -> 8,912 solves together with the small boxes).
-Template.  BoxModels compiles, once per instance (both directions share it), every row any box or profile can need (the
-cuts with a placeholder coefficient on rel(d), count rows with free bounds) and patches the
-matrix per box: bounds of the count rows, the coefficient c of each cut (or a free row when
+Template.  BoxModels compiles, once per instance (both directions share it), every row any box
+or profile can need (the cuts with a placeholder coefficient on rel(d), count rows with free
+bounds) and patches the matrix per box: bounds of the count rows, the coefficient c of each cut (or a free row when
 the box has no such cut), and the objective from the per-rank term vectors and 1/D_i.  For a
 profile the patched matrix is its case model up to free rows (tests compare their optima).  The
 template is written with solvers/direct.py's LinearModel, not Pyomo (the same CaseTerms code builds

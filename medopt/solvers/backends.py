@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -245,8 +245,6 @@ class HighsSession:
 
     def solve(self, matrix: MatrixModel, time_limit: float | None) -> Outcome:
         """The LP relaxation of ``matrix`` (integrality ignored), as solve() with solver 'highs'."""
-        import highspy
-
         started = time.perf_counter()
         if time_limit is not None and time_limit <= 0:
             return Outcome("timeout", math.nan, math.inf, None, 0.0)
@@ -273,6 +271,8 @@ class HighsSession:
                 h.changeCoeff(int(self.rows_of[k]), int(matrix.A.indices[k]), float(matrix.A.data[k]))
         self.model = matrix
         h = self.h
+        for name, value in (matrix.highs_options or {}).items():
+            h.setOptionValue(name, value)
         h.setOptionValue("time_limit", math.inf if time_limit is None else h.getRunTime() + float(time_limit))
         if matrix.basis is not None:
             h.setBasis(matrix.basis)  # a start only: an unusable basis is rejected and the LP runs cold
@@ -282,8 +282,6 @@ class HighsSession:
 
 def replace_integer(matrix: MatrixModel) -> MatrixModel:
     """``matrix`` with every column continuous (its LP relaxation)."""
-    from dataclasses import replace
-
     return matrix if not matrix.integer.any() else replace(matrix, integer=np.zeros_like(matrix.integer))
 
 
