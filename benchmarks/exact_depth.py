@@ -27,6 +27,7 @@ import multiprocessing
 import os
 import signal
 import statistics
+import subprocess
 import sys
 import threading
 import time
@@ -208,7 +209,7 @@ def main(argv=None):
                 continue  # a line cut by an interruption
             done[row["key"]] = row
 
-    todo, labels, skipped = [], {}, 0
+    todo, labels, skipped, commit = [], {}, 0, code_version()
     for k, template, judged, solver in itertools.product(args.ks, args.metrics, args.judgments, args.solvers):
         metric = template.format(k=k)
         for first, second in pairs:
@@ -220,7 +221,7 @@ def main(argv=None):
                     skipped += 1
                     continue
                 todo.append((key, (str(first), str(second), topic, metric, judged, solver, args.time_limit)))
-                labels[key] = dict(key=key, metric=metric, k=k, judgments=judged, solver=solver)
+                labels[key] = dict(key=key, metric=metric, k=k, judgments=judged, solver=solver, commit=commit)
 
     started, count, certified, interrupted = time.perf_counter(), 0, 0, False
     previous_term = signal.signal(signal.SIGTERM, _raise_interrupt)  # kill: stop as cleanly as Ctrl-C
@@ -251,6 +252,20 @@ def main(argv=None):
                                                  else ""))
     if interrupted:
         sys.exit(130)
+
+
+def code_version() -> str | None:
+    """The git commit of the code being measured (with '+' when the tree has changes), logged with
+    each instance: a log filled over several sessions says which code measured which row."""
+    root = Path(__file__).resolve().parents[1]
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head + ("+" if dirty else "")
 
 
 def print_table(rows, time_limit):
