@@ -238,7 +238,7 @@ def solve_boxes(formulation, instance, direction, solver, clock, start: float = 
         single = "box" not in case.fix
         if templates is False:  # a compiled template patched per box, when the formulation has one
             templates = formulation.box_models(instance, direction) if hasattr(formulation, "box_models") else None
-        lam = None if single else (cutoff if math.isfinite(cutoff) else -trivial_bound(instance))
+        lam = None if single else (cutoff if math.isfinite(cutoff) else -ceiling)
         matrix = templates.patched(case, lam) if templates is not None else None
         model = formulation.build(instance, direction, case=case, lam=lam) if matrix is None else matrix
         if single:  # one case: its exact model, solved like solve_cases does
@@ -270,7 +270,7 @@ def solve_boxes(formulation, instance, direction, solver, clock, start: float = 
         elif math.isfinite(outcome.bound):  # every x of the box: R(x) (difference - lam) <= F <= F_ub, R(x) >= R_lo
             bound = lam + max(outcome.bound, 0.0) / case.denominator
         else:
-            bound = trivial_bound(instance)
+            bound = ceiling
         bound = min(inherited, bound)
         result.log.append((case.label, outcome.objective, bound))
         if outcome.status != "optimal" and (single or (clock.remaining() is not None and clock.remaining() <= 0)):
