@@ -140,8 +140,9 @@ from math import comb, prod
 import numpy as np
 import pyomo.environ as pyo
 
-from .base import Case, Formulation
+from ..solvers.backends import HighsSession, MatrixModel
 from ..solvers.direct import LinearModel
+from .base import Case, Formulation
 from .common import binary_and, count_at_least, direction_sign, judged_count, new_model
 
 AT_LEAST = ">="
@@ -432,7 +433,6 @@ class BoxModels:
         self.beta = instance.metric.p("beta")
         self.base_data = A.data.copy()
         self.shared = shared_ranks(instance)
-        from ..solvers.backends import HighsSession
         self.session = HighsSession()  # the box LPs of both directions (same rows, same shape)
 
     def for_direction(self, direction) -> "BoxModels":
@@ -455,8 +455,6 @@ class BoxModels:
 
     def patched(self, case, lam=None):
         """The matrix of ``case`` (a profile with R >= 1, or a box at ``lam``); None for the R = 0 case."""
-        from ..solvers.backends import MatrixModel
-
         if "box" in case.fix:
             box = case.fix["box"]
         elif case.fix["R"] == 0 or not self.matrix.columns:

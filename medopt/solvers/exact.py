@@ -244,7 +244,6 @@ def solve_boxes(formulation, instance, direction, solver, clock, start: float = 
         if single:  # one case: its exact model, solved like solve_cases does
             outcome = solve(model, solver, remaining, cutoff=cutoff_for(cutoff))
         else:  # the box's test model at lam: F(lam) <= 0 proves that no assignment of the box beats lam
-            budget = remaining if remaining is None else min(remaining, box_budget)
             if solver == "highs" and matrix is not None:  # the LP relaxation: a weaker bound, found much faster
                 # presolve off: measured on 20 Q(beta=1)@20 box LPs, 198 -> 131 ms (same optima); the
                 # parent's final basis as the start: 14 Q(beta=1)@100 box LPs took 8.3 s cold, 4.7 s so;
@@ -254,6 +253,7 @@ def solve_boxes(formulation, instance, direction, solver, clock, start: float = 
                     options["simplex_dual_edge_weight_strategy"] = 1  # devex
                 outcome = templates.session.solve(replace(matrix, highs_options=options, basis=start_basis), remaining)
             else:
+                budget = remaining if remaining is None else min(remaining, box_budget)
                 outcome = solve(model, solver, budget, cutoff=0.0 if math.isfinite(cutoff) else None)
             if not math.isfinite(outcome.bound) and outcome.status == "timeout":
                 box_budget *= 2  # stopped before it had any bound: the next box gets longer
