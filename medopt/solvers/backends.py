@@ -276,6 +276,8 @@ class HighsSession:
         h.setOptionValue("time_limit", math.inf if time_limit is None else h.getRunTime() + float(time_limit))
         if matrix.basis is not None:
             h.setBasis(matrix.basis)  # a start only: an unusable basis is rejected and the LP runs cold
+        elif same_shape:
+            h.clearSolver()  # no start given: cold, not from the last LP's final basis (a different box)
         h.run()
         return _highs_outcome(h, matrix, started)
 

@@ -17,6 +17,7 @@ Pyomo raises) when it fails.
 from __future__ import annotations
 
 import math
+from itertools import chain
 from numbers import Real
 
 import numpy as np
@@ -101,6 +102,7 @@ class LinearModel:
         self.UNJUDGED = list(instance.unjudged)
         self.GRADES = range(1, instance.max_grade + 1)
         self.labels, self.rows = [], []
+        self.and_rows = []  # (column of y, index of its first row) per binary_and product: y <= u, y <= v, y >= u + v - 1
         self.x = {(d, g): self.column(("x", d, g)) for d in self.UNJUDGED for g in self.GRADES}
         self.y = {}
         if instance.max_grade > 1:
@@ -137,22 +139,24 @@ class LinearModel:
 
     def binary_and(self, name: str, pairs: dict) -> None:
         """y[k] = u * v for binary expressions (u, v) = pairs[k], exactly: y <= u, y <= v, y >= u + v - 1."""
-        flat = {}  # the same factor recurs across pairs: flattened once
+        negated = {}  # the same factor recurs across pairs: flattened and negated once
 
-        def flattened(expression):
-            if id(expression) not in flat:
-                flat[id(expression)] = (expression, expression.flat()[0])
-            return flat[id(expression)][1]
+        def minus(expression):
+            if id(expression) not in negated:
+                negated[id(expression)] = (expression, {i: -a for i, a in expression.flat()[0].items()})
+            return negated[id(expression)][1]
 
+        rows, and_rows, columns = self.rows, self.and_rows, getattr(self, name)
         for key, (u, v) in pairs.items():
-            y = getattr(self, name)[key] = self.column((name, key))
-            j, first, second = y.parts[0][1], flattened(u), flattened(v)
-            self.rows.append(({j: 1.0, **{i: -a for i, a in first.items()}}, -math.inf, 0.0))   # y <= u
-            self.rows.append(({j: 1.0, **{i: -a for i, a in second.items()}}, -math.inf, 0.0))  # y <= v
+            y = columns[key] = self.column((name, key))
+            j, first, second = y.parts[0][1], minus(u), minus(v)
+            and_rows.append((j, len(rows)))
             both = dict(first)
             for i, a in second.items():
                 both[i] = both.get(i, 0.0) + a
-            self.rows.append(({j: 1.0, **{i: -a for i, a in both.items() if a != 0.0}}, -1.0, math.inf))  # y >= u + v - 1
+            rows.append(({j: 1.0, **first}, -math.inf, 0.0))   # y <= u
+            rows.append(({j: 1.0, **second}, -math.inf, 0.0))  # y <= v
+            rows.append(({j: 1.0, **{i: a for i, a in both.items() if a != 0.0}}, -1.0, math.inf))  # y >= u + v - 1
 
     def vector(self, expression) -> tuple[np.ndarray, float]:
         """(coefficients in column order, constant) of an expression or a number."""
@@ -166,17 +170,17 @@ class LinearModel:
 
     def matrix(self) -> MatrixModel:
         """The rows as a MatrixModel (objective zero), every column binary; CSR with sorted indices."""
-        indptr, indices, data = [0], [], []
-        for coefficients, _, _ in self.rows:
-            for j in sorted(coefficients):
-                indices.append(j)
-                data.append(coefficients[j])
-            indptr.append(len(indices))
+        lengths = np.fromiter((len(r[0]) for r in self.rows), dtype=np.int64, count=len(self.rows))
+        total = int(lengths.sum())
+        indices = np.fromiter(chain.from_iterable(r[0].keys() for r in self.rows), dtype=np.int32, count=total)
+        data = np.fromiter(chain.from_iterable(r[0].values() for r in self.rows), dtype=float, count=total)
+        row_of = np.repeat(np.arange(len(self.rows)), lengths)
+        order = np.lexsort((indices, row_of))  # each row's entries by column
+        indptr = np.concatenate(([0], np.cumsum(lengths))).astype(np.int32)
         n = len(self.labels)
-        A = sp.csr_matrix((np.array(data, dtype=float), np.array(indices, dtype=np.int32),
-                           np.array(indptr, dtype=np.int32)), shape=(len(self.rows), n))
-        lower = np.array([r[1] for r in self.rows], dtype=float)
-        upper = np.array([r[2] for r in self.rows], dtype=float)
+        A = sp.csr_matrix((data[order], indices[order], indptr), shape=(len(self.rows), n))
+        lower = np.fromiter((r[1] for r in self.rows), dtype=float, count=len(self.rows))
+        upper = np.fromiter((r[2] for r in self.rows), dtype=float, count=len(self.rows))
         return MatrixModel(np.zeros(n), 0.0, A, lower, upper, np.zeros(n), np.ones(n), np.ones(n, dtype=bool),
                            list(self.labels))
 

@@ -236,6 +236,11 @@ def solve_boxes(formulation, instance, direction, solver, clock, start: float = 
                     result.bound = max(result.bound, bound, value)
                 continue
         single = "box" not in case.fix
+        if not single and hasattr(formulation, "too_wide") and formulation.too_wide(instance, case):
+            for child in formulation.split(instance, case):  # its relaxation would not bound it: split at once
+                heapq.heappush(heap, (-inherited, order, child, start_basis))
+                order += 1
+            continue
         if templates is False:  # a compiled template patched per box, when the formulation has one
             templates = formulation.box_models(instance, direction) if hasattr(formulation, "box_models") else None
         lam = None if single else (cutoff if math.isfinite(cutoff) else -ceiling)
