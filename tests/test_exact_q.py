@@ -23,7 +23,7 @@ from medopt.formulations import q_measure
 from medopt.formulations.q_measure import box_case, depth, profile_grades, shared_ranks, tighten
 from medopt.instance import RelevanceLimit, build_instance
 from medopt.random_instances import random_instances
-from medopt.solvers.backends import solve
+from medopt.solvers.backends import replace_integer, solve
 
 SOLVERS = ("highs", "cpsat")
 GAINS = {0: 0.0, 1: 0.25, 2: 0.75}
@@ -328,6 +328,48 @@ def test_patched_template_is_the_built_model(solver):
                     assert abs(built.objective - patched.objective) <= 1e-7, (instance.metric, case.label)
                 checked += 1
     assert checked >= 40
+
+
+def test_one_sided_product_rows_match_the_objective_signs():
+    """A direction's template drops y >= u + v - 1 only for products whose objective coefficient is >= 0
+    in every patched box and profile of that direction, and y <= u, y <= v only for those <= 0; its
+    box relaxation still bounds the exact profile maximum found by enumeration (small_box)."""
+    rng = np.random.default_rng(127)
+    dropped = checked = 0
+    for instance in itertools.chain(graded_instances(seed=127, count=12), (
+            build_instance(f"Q@{c.k}", c.a, c.b, c.judgments) for c in random_instances(seed=128, count=12))):
+        formulation = formulation_for(instance.metric)
+        with small_boxes(0):
+            roots = [c for c in formulation.root_boxes(instance) if "box" in c.fix]
+        for direction in ("a", "b"):
+            templates = formulation.box_models(instance, direction)
+            if templates is None or not roots:
+                continue
+            rows = templates.one_sided(direction)
+            assert len(rows) == len(set(rows.tolist())) and templates.matrix.A.shape[0] + len(rows) == \
+                len(templates.m.rows)
+            dropped += len(rows)
+            lower = {first + 2 for _, first in templates.and_rows} & set(rows.tolist())
+            sign = {j: (1 if first + 2 in lower else -1) for j, first in templates.and_rows
+                    if first in rows or first + 2 in rows}
+            boxes = [roots[0].fix["box"]] + [random_box(rng, instance, roots[0]) for _ in range(3)]
+            cases = [box_case(instance, b, exact=False) for b in boxes if b is not None]
+            cases += [c for c in formulation.cases(instance) if c.fix["R"] != 0][:3]
+            for case in cases:
+                lam = float(rng.uniform(-0.3, 0.6)) if "box" in case.fix else None
+                matrix = templates.patched(case, lam)
+                for j, s in sign.items():
+                    assert s * matrix.c[j] >= -1e-12, (instance.metric, case.label, j)
+                relaxation = solve(replace_integer(matrix), "highs")
+                best = formulation.small_box(instance, direction, case, limit=10 ** 6)
+                if best is not None and best[1] is not None and relaxation.status == "optimal":
+                    # every assignment x of the case: R (difference - lam) <= F (a box), difference <= F (a profile)
+                    rel = instance.metric.p("rel")
+                    r = sum(1 for g in best[1].values() if g >= rel) + judged_count(instance, rel)
+                    bound = relaxation.objective if lam is None else lam + max(relaxation.objective, 0) / max(r, 1)
+                    assert best[0] <= bound + 1e-7, (instance.metric, case.label, best, relaxation.objective)
+                    checked += 1
+    assert dropped > 0 and checked >= 40
 
 
 def test_scores_many_is_the_evaluator():

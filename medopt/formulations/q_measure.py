@@ -118,8 +118,10 @@ bounds) and patches the matrix per box: bounds of the count rows, the coefficien
 the box has no such cut), and the objective from the per-rank term vectors and 1/D_i.  For a
 profile the patched matrix is its case model up to free rows (tests compare their optima).  The
 template is written with solvers/direct.py's LinearModel, not Pyomo (the same CaseTerms code builds
-its rows): DL-HARD Q(beta=1)@20, one template 8.5 ms instead of ~50 ms; its box LPs run in one HiGHS
-instance (backends.HighsSession).  50 instances without judgments: 9.4 s -> 5.7 s in all, same 1,064 solves.
+its rows): DL-HARD Q(beta=1)@20, one template 8.5 ms instead of ~50 ms; a direction's box LPs run in
+one HiGHS instance (backends.HighsSession).  50 instances without judgments: 9.4 s -> 5.7 s in all, same
+1,064 solves.  Each direction drops the product rows that cannot bind in its objectives
+(BoxModels.one_sided: about half the rows; its box LPs ~1/3 faster, the same optima measured).
 Measured (DL-HARD, k = 20, Q(beta=1), HiGHS): graded qrels, 4-466 solves of ~1-10 ms instead
 of up to 1,781 MILPs per direction; without judgments (G = 1) 7-46 solves instead of n + 1 MILPs.
 
@@ -366,8 +368,9 @@ PLACEHOLDER = 0.5  # coefficient of rel(d) in the template's count cuts: never c
 class BoxModels:
     """One direction's box models as one compiled matrix, patched per box (strategy 'boxes').
 
-    The rows are the same in both directions (only the objective differs), so the two directions
-    of an instance share them and one HiGHS session (``for_direction``).
+    The rows are built once for both directions (only the objective differs); each direction then
+    drops the product rows its objectives cannot make bind and has its own HiGHS session
+    (``for_direction``).
     The template holds every row a box or profile model of this direction can need: the shared
     rows (one_grade, limits, dominance, products, one-hot pairs), C_g >= . and C_g <= . per
     profile grade, and each prefix cut that some box can activate, written with the placeholder
