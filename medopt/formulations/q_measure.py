@@ -144,7 +144,7 @@ import numpy as np
 import pyomo.environ as pyo
 
 from ..solvers.backends import HighsSession, MatrixModel
-from ..solvers.direct import LinearModel
+from ..solvers.direct import Linear, LinearModel
 from .base import Case, Formulation
 from .common import binary_and, count_at_least, direction_sign, judged_count, new_model
 
@@ -195,7 +195,8 @@ class CaseTerms:
         self.ideal_low, self.ideal_high = (
             [sum((gain[g] - gain[g - 1]) * min(i, c) for g, c in size.items()) for i in range(1, depth(instance) + 1)]
             for size in (self.low, self.high))  # cg*(i), smallest and largest over the box
-        self.relevance = {d: sum(m.x[d, g] for g in m.GRADES if g >= self.rel) for d in instance.unjudged}
+        self.sum = Linear.total if isinstance(m, LinearModel) else sum  # one node per sum for a template
+        self.relevance = {d: self.sum(m.x[d, g] for g in m.GRADES if g >= self.rel) for d in instance.unjudged}
         self.product_grades = [g for g in m.GRADES if self.weight[g] != 0]
         # ordered pairs (d, e) of unjudged documents with e above d in A or B, each once
         self.pairs = list(dict.fromkeys((d, e) for ranking in (instance.a, instance.b)
@@ -207,7 +208,9 @@ class CaseTerms:
 
     def key(self, d, e, g):
         """Index of rel(d) * x[e,g]: symmetric in d, e when rel(.) is x[., G] and g = G."""
-        return tuple(sorted((d, e))) + (g,) if self.rel == self.instance.max_grade == g else (d, e, g)
+        if g == self.rel == self.instance.max_grade:
+            return (d, e, g) if d <= e else (e, d, g)
+        return d, e, g
 
     def add_products(self):
         m = self.m
@@ -219,7 +222,7 @@ class CaseTerms:
 
     def at_least_above(self, d, above, g):
         """rel(d) * #(documents of `above` with grade >= g), linear in y (g is a profile grade, so w > 0 from g on)."""
-        return sum(self.m.y[self.key(d, e, h)] for e in above for h in self.m.GRADES if h >= g)
+        return self.sum(self.m.y[self.key(d, e, h)] for e in above for h in self.m.GRADES if h >= g)
 
     def judged_at_least_above(self, ranking, i, g) -> int:
         """Judged documents of grade >= g above rank i of ``ranking`` (a constant)."""
@@ -230,11 +233,11 @@ class CaseTerms:
         """sum_g y[d,e,g] <= rel(d) (G > 1: x[e,.] is one-hot), added to a ConstraintList."""
         if self.instance.max_grade > 1:
             for d, e in self.pairs:
-                constraints.add(sum(self.m.y[self.key(d, e, g)] for g in self.product_grades) <= self.relevance[d])
+                constraints.add(self.sum(self.m.y[self.key(d, e, g)] for g in self.product_grades) <= self.relevance[d])
 
     def self_at_least(self, d, g):
         """rel(d) * [grade(d) >= g] = sum_{h >= max(g, rel)} x[d,h]."""
-        return sum(self.m.x[d, h] for h in self.m.GRADES if h >= max(g, self.rel))
+        return self.sum(self.m.x[d, h] for h in self.m.GRADES if h >= max(g, self.rel))
 
     def add_valid_inequalities(self):
         """Integral cuts that tighten the LP relaxation (see the module docstring); none changes the
@@ -269,10 +272,10 @@ class CaseTerms:
                 relevant = metric.is_relevant(grade)
                 judged_above += self.beta * metric.gain(grade, grading) + relevant
                 if relevant:
-                    terms.append((i, judged_above + sum(weight[g] * m.x[e, g] for e in above for g in m.GRADES)))
+                    terms.append((i, judged_above + self.sum(weight[g] * m.x[e, g] for e in above for g in m.GRADES)))
             else:
-                term = sum(weight[g] * m.x[d, g] for g in m.GRADES if g >= self.rel) + judged_above * self.relevance[d]
-                term += sum(weight[g] * m.y[self.key(d, e, g)] for e in above for g in self.product_grades)
+                term = self.sum(weight[g] * m.x[d, g] for g in m.GRADES if g >= self.rel) + judged_above * self.relevance[d]
+                term += self.sum(weight[g] * m.y[self.key(d, e, g)] for e in above for g in self.product_grades)
                 terms.append((i, term))
                 above.append(d)
         return terms

@@ -37,7 +37,7 @@ class Linear:
     def __add__(self, other):
         if isinstance(other, Linear):
             return Linear(((1.0, self), (1.0, other)))
-        if isinstance(other, Real):
+        if type(other) is float or type(other) is int or isinstance(other, Real):
             return Linear(((1.0, self),), float(other))
         return NotImplemented
 
@@ -53,7 +53,7 @@ class Linear:
         return (-self) + other
 
     def __mul__(self, other):
-        if isinstance(other, Real):
+        if type(other) is float or type(other) is int or isinstance(other, Real):
             return Linear(((float(other), self),))
         return NotImplemented
 
@@ -61,6 +61,17 @@ class Linear:
 
     def __truediv__(self, other):
         return self * (1.0 / other)
+
+    @staticmethod
+    def total(items):
+        """sum(items) as one node (Python's sum builds a chain of two-part nodes, one per +)."""
+        parts, constant = [], 0.0
+        for item in items:
+            if type(item) is Linear:
+                parts.append((1.0, item))
+            else:
+                constant += item
+        return Linear(tuple(parts), constant)
 
     def __le__(self, other):
         return Row(self - other, -math.inf, 0.0)
@@ -75,7 +86,7 @@ class Linear:
             weight, node = stack.pop()
             constant += weight * node.constant
             for coefficient, item in node.parts:
-                if isinstance(item, Linear):
+                if type(item) is Linear:
                     stack.append((weight * coefficient, item))
                 else:
                     coefficients[item] = coefficients.get(item, 0.0) + weight * coefficient
