@@ -137,6 +137,7 @@ import copy
 import math
 from collections import Counter
 from dataclasses import replace
+from functools import lru_cache
 from itertools import combinations, product
 from math import comb, prod
 
@@ -175,6 +176,15 @@ def reachable(instance, bounds: dict) -> bool:
             if limit.high is not None:
                 hi[limit.grade] = min(hi[limit.grade], limit.high - j)
     return all(lo[h] <= hi[g] for g in grades for h in grades if g <= h)
+
+
+@lru_cache(maxsize=512)
+def _subsets(pool: int, size: int) -> np.ndarray:
+    """The size-subsets of range(pool), one sorted row each (cached: the same sizes recur across boxes)."""
+    subsets = list(combinations(range(pool), size))
+    subsets = np.array(subsets, dtype=np.int64).reshape(len(subsets), size)
+    subsets.flags.writeable = False
+    return subsets
 
 
 class CaseTerms:
@@ -691,10 +701,7 @@ class QMeasure(Formulation):
             answers = {}
             self._last_small = (instance, answers)
         if case.label not in answers:  # the assignments and scores are the same for both directions
-            rows = np.zeros((count, n), dtype=np.int64)
-            at = 0
-            for chain in chains:  # the documents of grade >= g: a subset of those of grade >= g - 1
-                at = self._fill(rows, at, chain, 0, tuple(range(n)), np.zeros(n, dtype=np.int64))
+            rows = np.concatenate([self.chain_rows(n, chain) for chain in chains])
             answers[case.label] = self._best(instance, rows)
         return answers[case.label][direction]
 
@@ -738,21 +745,23 @@ class QMeasure(Formulation):
         return best
 
     @staticmethod
-    def _fill(rows, at, chain, level, pool, row):
-        """Write from rows[at] every assignment that extends ``row`` (grades < level + 1 set) with
-        chain[level] documents of ``pool`` at grade >= level + 1, and so on; returns the next row."""
-        if level == len(chain) - 1:  # the last grade: every subset at once
-            subsets = np.array(list(combinations(pool, chain[level])), dtype=np.int64)
-            subsets = subsets.reshape(len(subsets), chain[level])  # (1, 0) when no document takes the grade
-            block = rows[at: at + len(subsets)]
-            block[:] = row
-            block[np.arange(len(subsets))[:, None], subsets] = level + 1
-            return at + len(subsets)
-        for subset in combinations(pool, chain[level]):
-            child = row.copy()
-            child[list(subset)] = level + 1
-            at = QMeasure._fill(rows, at, chain, level + 1, subset, child)
-        return at
+    def chain_rows(n, chain) -> np.ndarray:
+        """Every assignment of n documents with exactly chain[g - 1] documents of grade >= g (one row
+        each, grades 0..G): the documents of grade >= g are a subset of those of grade >= g - 1, so
+        row (i_1, ..., i_G) takes subset i_1 of all n documents, subset i_2 of that one, and so on,
+        indexed at once with NumPy (C(n, U_1) C(U_1, U_2) ... rows)."""
+        index = [np.arange(n)[None, :]]  # per level: the documents of grade >= g of each row so far
+        for size in chain:
+            pool = index[-1].shape[1]
+            subsets = _subsets(pool, size)
+            previous = index[-1]
+            rows = np.repeat(np.arange(len(previous)), len(subsets))
+            picks = np.tile(subsets, (len(previous), 1))
+            index = [level[rows] for level in index] + [np.take_along_axis(previous[rows], picks, axis=1)]
+        grades = np.zeros((len(index[-1]), n), dtype=np.int64)
+        for level in index[1:]:  # a document's grade: the number of levels holding it (distinct within a row)
+            grades[np.arange(len(level))[:, None], level] += 1
+        return grades
 
     @staticmethod
     def _best(instance, rows):

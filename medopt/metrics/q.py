@@ -61,11 +61,20 @@ class Q(Metric):
         relevant = ranking_grades >= rel
         numerators = relevant * np.cumsum(weight[ranking_grades - low], axis=1)
         ranks = np.arange(1, depth + 1)
-        ideal, above = np.zeros((m, depth)), np.zeros((m, 1))
-        for g in sorted((g for g in grade_counts if gain[g] > 0), key=lambda g: -gain[g]):
-            count = np.asarray(grade_counts[g]).reshape(m, 1)
-            ideal += gain[g] * np.clip(ranks - above, 0, count)  # documents of grade g among the i largest
+        # cg* depends on the counts alone: computed once per distinct row of counts (few: one per profile)
+        order = sorted((g for g in grade_counts if gain[g] > 0), key=lambda g: -gain[g])
+        counts = np.stack([np.broadcast_to(np.asarray(grade_counts[g], dtype=np.int64), (m,)) for g in order],
+                          axis=1) if order else np.zeros((m, 0), dtype=np.int64)
+        key = np.zeros(m, dtype=np.int64)  # each row of counts as one number (np.unique over rows is slow)
+        for column in range(counts.shape[1]):
+            key = key * (int(counts[:, column].max(initial=0)) + 1) + counts[:, column]
+        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        distinct = counts[first]
+        ideal, above = np.zeros((len(distinct), depth)), np.zeros((len(distinct), 1))
+        for column, g in enumerate(order):
+            count = distinct[:, column: column + 1]
+            ideal += gain[g] * np.minimum(np.maximum(ranks - above, 0), count)  # grade g among the i largest
             above = above + count
-        total = (numerators / (beta * ideal + ranks)).sum(axis=1)
+        total = np.einsum("ij,ij->i", numerators, (1.0 / (beta * ideal + ranks))[inverse.reshape(-1)])
         relevant_count = sum((np.asarray(c) for g, c in grade_counts.items() if g >= rel), np.zeros(m))
         return np.where(relevant_count > 0, total / np.maximum(relevant_count, 1), 0.0)
