@@ -372,6 +372,22 @@ def test_one_sided_product_rows_match_the_objective_signs():
     assert dropped > 0 and checked >= 40
 
 
+def test_chain_rows_are_every_assignment_of_the_chain():
+    """QMeasure.chain_rows lists each assignment with exactly U_g documents of grade >= g once."""
+    checked = 0
+    for n in range(0, 7):
+        for top in (1, 2, 3):
+            for chain in itertools.product(range(n + 1), repeat=top):
+                if any(chain[g] < chain[g + 1] for g in range(top - 1)):
+                    continue
+                rows = q_measure.QMeasure.chain_rows(n, chain)
+                expected = {r for r in itertools.product(range(top + 1), repeat=n)
+                            if all(sum(v >= g for v in r) == chain[g - 1] for g in range(1, top + 1))}
+                assert rows.shape == (len(expected), n) and {tuple(r) for r in rows} == expected, (n, chain)
+                checked += 1
+    assert checked > 100
+
+
 def test_scores_many_is_the_evaluator():
     """Q.scores_many (the small-box evaluation) equals Q.score on random graded collections: judged
     grades above G and below 0, gain maps, rel = 2, beta = 0, empty and padded rankings."""
