@@ -111,7 +111,10 @@ included).  Measured (DL-HARD, Q(beta=1)@20, no judgments, 50 instances): solves
 median per instance 20 -> 12; evaluating the 1,561 assignments of R <= 3 at n = 21 takes ~2 ms,
 about one box LP.  Roots and splits of R cut at the small low part (``small_part``): it is settled
 by evaluation and the rest has a larger R_lo to divide its test by (same 50 instances: 902 -> 822
-solves; with the DL-HARD qrels 9,203 -> 8,912 solves together with the small boxes).
+solves; with the DL-HARD qrels 9,203 -> 8,912 solves together with the small boxes).  The assignments
+of a chain are indexed at once (``chain_rows``) and a box's scores serve both directions (the
+instance and its boxes are the same; only the sign differs).  Wide boxes: a box with R_hi - R_lo >
+WIDE_BOX R_lo is split without a test (``too_wide``).
 Template.  BoxModels compiles, once per instance (both directions share it), every row any box
 or profile can need (the cuts with a placeholder coefficient on rel(d), count rows with free
 bounds) and patches the matrix per box: bounds of the count rows, the coefficient c of each cut (or a free row when
