@@ -26,6 +26,11 @@ import scipy.sparse as sp
 from .backends import MatrixModel
 
 
+def _number(value) -> bool:
+    """A real constant (float and int first: isinstance against numbers.Real is slow on the hot path)."""
+    return type(value) is float or type(value) is int or isinstance(value, Real)
+
+
 class Linear:
     """A linear expression: constant + sum of coef * (column index or Linear)."""
 
@@ -37,7 +42,7 @@ class Linear:
     def __add__(self, other):
         if isinstance(other, Linear):
             return Linear(((1.0, self), (1.0, other)))
-        if type(other) is float or type(other) is int or isinstance(other, Real):
+        if _number(other):
             return Linear(((1.0, self),), float(other))
         return NotImplemented
 
@@ -53,7 +58,7 @@ class Linear:
         return (-self) + other
 
     def __mul__(self, other):
-        if type(other) is float or type(other) is int or isinstance(other, Real):
+        if _number(other):
             return Linear(((float(other), self),))
         return NotImplemented
 
