@@ -565,8 +565,16 @@ class QMeasure(Formulation):
     family_name = "Q-measure (profile enumeration or branch-and-bound over profile boxes, linearised products)"
     ratio = True
     strategies = ("enumerate", "boxes")
-    _last_template = (None, None)  # (instance, its BoxModels): both directions of an instance share one
-    _last_small = (None, {})  # (instance, case label -> both directions' small_box answers): shared the same way
+    _last_instance = (None, {})  # (instance, what both its directions share: "template", "small" answers)
+
+    def _shared(self, instance) -> dict:
+        """What both directions of ``instance`` share (its BoxModels, small_box answers by case label);
+        only the last instance's is kept."""
+        seen, shared = self._last_instance
+        if seen is not instance:
+            shared = {"small": {}}
+            self._last_instance = (instance, shared)
+        return shared
 
     def cases(self, instance):
         rel, top, n, cap = instance.metric.p("rel"), instance.max_grade, len(instance.unjudged), depth(instance)
@@ -699,10 +707,7 @@ class QMeasure(Formulation):
         chains, count = found
         if count == 0:
             return -math.inf, None
-        instance_seen, answers = self._last_small
-        if instance_seen is not instance:
-            answers = {}
-            self._last_small = (instance, answers)
+        answers = self._shared(instance)["small"]
         if case.label not in answers:  # the assignments and scores are the same for both directions
             rows = np.concatenate([self.chain_rows(n, chain) for chain in chains])
             answers[case.label] = self._best(instance, rows)
@@ -820,13 +825,13 @@ class QMeasure(Formulation):
 
         if not instance.unjudged or instance.metric.p("rel") > instance.max_grade:
             return None
-        instance_seen, template = self._last_template
-        if instance_seen is not instance:  # the rows do not depend on the direction, only the objective does
+        shared = self._shared(instance)
+        if "template" not in shared:  # the rows do not depend on the direction, only the objective does
             try:
-                template = BoxModels(instance, direction)
+                shared["template"] = BoxModels(instance, direction)
             except InfeasibleConstraintException:
-                template = None
-            self._last_template = (instance, template)
+                shared["template"] = None
+        template = shared["template"]
         return None if template is None else template.for_direction(direction)
 
     def build(self, instance, direction, *, case=None, lam=None):
