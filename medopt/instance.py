@@ -139,6 +139,18 @@ class Instance:
           non-decreasing in every gain.  Lowering
           such a document to grade 0 cannot lower N and cannot raise D; with N >= 0 the ratio cannot
           fall.  (This contains worse_only for nDCG.)
+        * shared_ends = "zero" (RR, ERR), no limits: the unjudged documents of the common prefix
+          and of the common suffix at grade 0.  The common prefix is the first p ranks, where
+          both lists hold the same document at each rank; such a document is at no other rank,
+          so M(X) = (terms of ranks <= p, equal in X and Y) + S T_X with S = prod_{i<=p} (1 - c_i)
+          and T_X the cascade of X's ranks below p, which the prefix does not touch:
+          M(X) - M(Y) = S (T_X - T_Y).  If some tail has T_X - T_Y >= 0, the largest S (prefix
+          at grade 0, judged ones as judged) times the largest tail difference is the maximum.
+          Otherwise every difference is <= 0 and the other direction's is > 0 (S > 0 there):
+          this direction cannot hold the MED.  The common suffix is the ranks below q where both
+          lists hold the same document at each rank, when their first q ranks hold the same set:
+          the reach of every suffix rank is then a product over the same documents in X and Y,
+          so suffix terms cancel for every assignment and their grades do not matter.
         """
         better, worse = (self.a, self.b) if direction == "a" else (self.b, self.a)
         in_better, in_worse = set(better), set(worse)
@@ -155,6 +167,8 @@ class Instance:
             weight = lambda at, d: weights[at[d]] if d in at else 0.0
             fixed.update({d: 0 for d in self.unjudged
                           if d not in fixed and weight(at_better, d) <= weight(at_worse, d)})
+        if metric.shared_ends == "zero" and not self.limits:
+            fixed.update({d: 0 for d in shared_ends(better, worse) if d in self.unjudged and d not in fixed})
         if metric.rank_dominance:
             free = [d for d in self.unjudged if d not in fixed]
             keys = dominance_keys(free, better, worse)
@@ -178,6 +192,21 @@ class Instance:
             if count < limit.low or (limit.high is not None and count > limit.high):
                 return False
         return True
+
+
+def shared_ends(x: tuple, y: tuple) -> tuple:
+    """Documents of the common prefix of two lists (the same document at each of the first ranks)
+    and of the common suffix below a top part both hold as a set (the reduction shared_ends)."""
+    prefix = 0
+    while prefix < min(len(x), len(y)) and x[prefix] == y[prefix]:
+        prefix += 1
+    top = len(x)
+    if len(x) == len(y):
+        while top > prefix and x[top - 1] == y[top - 1]:
+            top -= 1
+        if set(x[:top]) != set(y[:top]):
+            top = len(x)
+    return x[:prefix] + x[top:]
 
 
 def dominance_keys(docs, better, worse) -> dict:

@@ -101,6 +101,10 @@ class Metric(ABC):
     # its weight in the other is best at grade 0 (a linear numerator over a denominator that no
     # raised grade can lower: nDCG).
     net_weight: ClassVar[str | None] = None
+    # shared_ends: "zero" -- a cascade (RR, ERR): unjudged documents of a common prefix (the same
+    # document at each of the first ranks of both lists) or of a common suffix below a block both
+    # lists hold as a set are best at grade 0 (no side constraints).
+    shared_ends: ClassVar[str | None] = None
     doc: ClassVar[str] = ""
 
     # -- value semantics -------------------------------------------------

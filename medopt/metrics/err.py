@@ -8,6 +8,7 @@ from .base import Metric, register
 @register
 class ERR(Metric):
     better_only = "top"
+    shared_ends = "zero"
     family = "ERR"
     doc = "ERR@k = sum_{i<=k} (c_i / i) prod_{j<i} (1 - c_j), c = (2^g - 1) / 2^G"
 

@@ -29,6 +29,7 @@ class Precision(Metric):
 @register
 class ReciprocalRank(Metric):
     better_only = "top"
+    shared_ends = "zero"
     family = "RR"
     PARAMS = {"rel": REL}
     binary = True
