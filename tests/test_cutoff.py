@@ -32,7 +32,7 @@ def test_cutoff_keeps_the_maximum(template, solver):
                 continue  # the limits admit no assignment: a cutoff must not be used then
             assert plain.status == "optimal"
             optimum = plain.objective
-            for cutoff in (optimum + 1e-3, optimum, optimum - 1e-3):
+            for cutoff in (optimum + 0.5, optimum + 1e-3, optimum, optimum - 1e-3):
                 outcome = solve(matrix, solver, cutoff=cutoff)
                 assert outcome.status == "optimal"
                 assert optimum - 1e-9 <= outcome.bound <= max(optimum, cutoff + CUTOFF_SLACK) + 1e-12
@@ -50,3 +50,24 @@ def test_cutoff_on_a_timed_out_solve_keeps_a_valid_bound():
     matrix = compile_model(formulation_for(instance.metric).build(instance, "a"))
     outcome = solve(matrix, "highs", time_limit=0.0, cutoff=0.25)
     assert outcome.status == "timeout" and math.isinf(outcome.bound)
+
+
+def test_cpsat_stops_once_its_bound_proves_the_cutoff(monkeypatch):
+    """The CP-SAT cutoff is a stop from the best-bound callback: it must fire on models whose
+    bound falls below a cutoff before they are solved, and what it reports stays a valid bound."""
+    from ortools.sat.python import cp_model
+    stops = []
+    original = cp_model.CpSolver.stop_search
+    monkeypatch.setattr(cp_model.CpSolver, "stop_search", lambda self: (stops.append(1), original(self)))
+    checked = 0
+    for case, limits in oracle_cases(seed=77, count=40, k=12, max_grade=1, judged_fraction=0.2, max_unjudged=12):
+        instance = build_instance(f"SSP@{case.k}", case.a, case.b, case.judgments, max_grade=case.max_grade)
+        if len(instance.unjudged) < 6:
+            continue
+        matrix = compile_model(formulation_for(instance.metric).build(instance, "a"))
+        optimum = solve(matrix, "highs").objective
+        outcome = solve(matrix, "cpsat", cutoff=optimum + 0.05)
+        assert outcome.status == "optimal"
+        assert optimum - 1e-9 <= outcome.bound <= optimum + 0.05 + CUTOFF_SLACK
+        checked += 1
+    assert checked >= 10 and len(stops) >= 5

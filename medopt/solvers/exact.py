@@ -156,7 +156,10 @@ def solve_dinkelbach(formulation, instance, direction, solver, clock, start: flo
     for _ in range(MAX_DINKELBACH_STEPS):
         matrix.c = numerator - lam * denominator
         matrix.offset = numerator_constant - lam * denominator_constant
-        outcome = solve(matrix, solver, clock.remaining())
+        # some assignment is known (start or an earlier step's): the model is feasible and the
+        # step need only find out whether N - lam D > 0 anywhere (solve(cutoff=...))
+        known = math.isfinite(start) or result.assignment is not None
+        outcome = solve(matrix, solver, clock.remaining(), cutoff=0.0 if known else None)
         result.solves += 1
         if outcome.status == "infeasible":
             raise MedoptError("no assignment satisfies the relevance limits")
