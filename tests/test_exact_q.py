@@ -472,3 +472,42 @@ def test_roots_and_splits_cut_r_at_its_small_part():
     assert [c.fix["box"] for c in formulation.split(instance, whole)] == roots
     with small_boxes(0):  # no small part: halves
         assert [c.fix["box"] for c in formulation.split(instance, whole)] == [((1, 1, 6),), ((1, 7, 12),)]
+
+
+def test_collection_template_bounds_and_solves_each_profile():
+    """With one grade (G = 1) a profile is first solved as the LP of the template with the collection
+    cuts (solve_boxes trusts its optimum as the profile's bound, and as its maximum once a re-scored
+    point reaches it).  Against enumeration, per profile and direction: the LP optimum is at least the
+    profile's maximum, and the MILP over the same matrix is exactly it (so no cut removes an
+    assignment).  Binary judgments, some relevance limits, both rel and beta varied."""
+    checked = tight = 0
+    metrics = ("Q@{k}", "Q(beta=0.5)@{k}", "Q(beta=2.0)@{k}")
+    for n, case in enumerate(random_instances(seed=113, count=24, max_grade=1, max_unjudged=7)):
+        limits = () if n % 3 else tuple(lim for lim in limits_for(n // 3, case.judgments)[:1] if lim.grade <= 1)
+        instance = build_instance(metrics[n % 3].format(k=case.k), case.a, case.b, case.judgments, max_grade=1,
+                                  limits=limits)
+        formulation = formulation_for(instance.metric)
+        docs = instance.unjudged
+        assignments = [a for a in (dict(zip(docs, grades)) for grades in itertools.product((0, 1), repeat=len(docs)))
+                       if instance.satisfies_limits(a)]
+        for direction in ("a", "b"):
+            template = formulation.box_models(instance, direction, cases=True)
+            if template is None:
+                continue
+            assert template.exact_lp
+            for profile in formulation.cases(instance):
+                if profile.fix["R"] == 0:
+                    continue
+                box = tuple((g, v, v) for g, v, _ in profile.fix["counts"])
+                inside = [a for a in assignments if in_box(profile_of(instance, a), box)]
+                matrix = template.patched(profile)
+                lp, milp = solve(replace_integer(matrix), "highs"), solve(matrix, "highs")
+                if not inside:
+                    assert milp.status == "infeasible"
+                    continue
+                best = max(instance.differences(a)[direction] for a in inside)
+                assert lp.status == "optimal" and lp.bound >= best - 1e-9, (instance.metric, profile.label)
+                assert milp.status == "optimal" and abs(milp.objective - best) <= 1e-9, (instance.metric, profile.label)
+                tight += abs(lp.bound - best) <= 1e-9
+                checked += 1
+    assert checked >= 100 and tight >= 0.9 * checked

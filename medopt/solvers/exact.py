@@ -203,11 +203,14 @@ def solve_boxes(formulation, instance, direction, solver, clock, start: float = 
     is only a bound) and offered when it meets the relevance limits (an LP point is rounded), so the
     value is a true difference.  The bound reported is the largest bound of a closed box (and of the
     open ones when time ran out): every case lies in exactly one box.  The formulation may compile one
-    template per direction (``box_models``) whose ``patched(case, lam)`` is the model's matrix."""
+    template per direction (``box_models``) whose ``patched(case, lam)`` is the model's matrix, and a
+    second one for profiles (``box_models(cases=True)``); when that one says its LP relaxation is
+    tight (``exact_lp``), a profile is solved as an LP first (HiGHS) and goes to its MILP only when the
+    LP optimum beats both the cutoff and the re-scored rounding of its point."""
     import heapq
 
     result = DirectionResult()
-    feasible_boxes, order, templates, box_budget = 0, 0, False, BOX_TIME_LIMIT
+    feasible_boxes, order, templates, case_templates, box_budget = 0, 0, False, False, BOX_TIME_LIMIT
     heap = []
     ceiling = trivial_bound(instance)  # no difference exceeds it: a box that reaches it needs no more work
     for case in formulation.root_boxes(instance):
@@ -246,9 +249,30 @@ def solve_boxes(formulation, instance, direction, solver, clock, start: float = 
             continue
         if templates is False:  # a compiled template patched per box, when the formulation has one
             templates = formulation.box_models(instance, direction) if hasattr(formulation, "box_models") else None
+        if single and case_templates is False:  # the formulation's template for one-profile cases
+            case_templates = formulation.box_models(instance, direction, cases=True) if templates is not None \
+                else None
         lam = None if single else (cutoff if math.isfinite(cutoff) else -ceiling)
-        matrix = templates.patched(case, lam) if templates is not None else None
+        template = case_templates if single else templates
+        matrix = template.patched(case, lam) if template is not None else None
         model = formulation.build(instance, direction, case=case, lam=lam) if matrix is None else matrix
+        if single and solver == "highs" and matrix is not None and template.exact_lp:
+            # a profile whose template makes its LP relaxation tight (the collection cuts): the LP's
+            # optimum bounds the profile, so it settles the profile when it does not beat the cutoff
+            # or when its rounded point, re-scored, reaches it; otherwise the MILP below
+            outcome = template.session.solve(replace(matrix, highs_options={"presolve": "off"}), remaining)
+            result.solves += 1
+            if outcome.status == "optimal":
+                value = -math.inf
+                assignment = template.assignment(outcome.x)
+                if instance.satisfies_limits(assignment):
+                    value = instance.differences(assignment)[direction]
+                    result.offer(value, assignment)
+                if outcome.bound <= max(cutoff, value) + CUTOFF_SLACK:
+                    feasible_boxes += 1
+                    result.log.append((f"{case.label} (LP)", outcome.objective, min(inherited, outcome.bound)))
+                    result.bound = max(result.bound, min(inherited, outcome.bound), value)
+                    continue
         if single:  # one case: its exact model, solved like solve_cases does
             outcome = solve(model, solver, remaining, cutoff=cutoff_for(cutoff))
         else:  # the box's test model at lam: F(lam) <= 0 proves that no assignment of the box beats lam
@@ -270,7 +294,7 @@ def solve_boxes(formulation, instance, direction, solver, clock, start: float = 
             continue
         feasible_boxes += 1
         if outcome.values is not None:
-            assignment = assignment_from(model, outcome.values) if matrix is None else templates.assignment(outcome.x)
+            assignment = assignment_from(model, outcome.values) if matrix is None else template.assignment(outcome.x)
             if instance.satisfies_limits(assignment):
                 result.offer(instance.differences(assignment)[direction], assignment)
         if single:
