@@ -125,20 +125,23 @@ its rows): DL-HARD Q(beta=1)@20, one template 8.5 ms instead of ~50 ms; a direct
 one HiGHS instance (backends.HighsSession).  50 instances without judgments: 9.4 s -> 5.7 s in all, same
 1,064 solves.  Each direction drops the product rows that cannot bind in its objectives
 (BoxModels.one_sided: about half the rows; its box LPs ~1/3 faster, the same optima measured).
-Collection cuts for one-profile cases (G = 1).  A second template (``box_models(cases=True)``)
-adds a product y[d,e] for every pair of unjudged documents (not only pairs ranked one above the
-other) and, per document d, the prefix cuts taken over the whole collection (E = every other
-unjudged document, the judged ones counted as J_g): sum_{e != d} y[d,e] + J_1 rel(d) + rel(d)
-<= hi rel(d) and sum_{e != d} y[d,e] + rel(d) >= (lo - J_1) rel(d).  They are the prefix rows
-with E as large as it gets, valid for the same reason (RLT products of rel(d) with "C_1 <= hi"
-and "U >= lo - J_1": at an integral point the sum counts the other relevant unjudged documents,
-U - 1 when rel(d) = 1).  With them the LP relaxation of a profile equalled its MILP optimum on every profile tried
-(tests/test_exact_q.py: 220 profiles; DL-HARD: ~100), so solve_boxes solves a profile's LP first
+Collection cuts for one-profile cases.  A second template (``box_models(cases=True)``) adds the
+products y[d,e,g] = rel(d) x[e,g] for every ordered pair of unjudged documents (not only e above d
+in a list; one per unordered pair when G = 1) and, per document d and profile grade g, the prefix
+rows taken over the whole collection (E = every other unjudged document, the judged ones counted
+as J_g): rel(d) #{E + d of grade >= g} + J_g rel(d) <= hi_g rel(d) (when hi_g is a true count) and
+rel(d) #{E + d of grade >= g} >= (lo_g - J_g) rel(d).  They are the prefix rows with E as large as
+it gets, valid for the same reason (RLT products of rel(d) with "C_g <= hi_g" and "U_g >= lo_g -
+J_g").  With them the LP relaxation of a profile equalled its MILP optimum on 708 of 710 profiles
+(tests/test_exact_q.py, G = 1..3) and on every one of ~100 DL-HARD profiles tried (G = 1), so
+solve_boxes solves a profile's LP first
 (``exact_lp``) and settles the profile when the LP optimum does not beat the cutoff or its
 rounded point, re-scored, reaches it; otherwise its MILP.  Only for profiles: in every box LP
 the extra rows cost more than the tighter bounds save (median 90 ms against 54 ms, no judgments).
 Measured (50 instances without judgments, both variants interleaved while a benchmark ran on
-both cores): total 8.36 / 8.31 s -> 5.85 / 6.76 s, no MILP left, medians within noise.
+both cores): total 8.36 / 8.31 s -> 5.85 / 6.76 s, no MILP left, medians within noise; 15 slow
+instances with the qrels (G = 3): 93.6 -> 85.4 s, the same 10,537 solves (their time is in box LPs;
+the cuts in every box LP: 247.8 s, 3 of 15 not certified within 30 s).
 Measured (DL-HARD, k = 20, Q(beta=1), HiGHS): graded qrels, 4-466 solves of ~1-10 ms instead
 of up to 1,781 MILPs per direction; without judgments (G = 1) 7-46 solves instead of n + 1 MILPs.
 
@@ -225,16 +228,20 @@ class CaseTerms:
         self.sum = Linear.total if isinstance(m, LinearModel) else sum  # one node per sum for a template
         self.relevance = {d: self.sum(m.x[d, g] for g in m.GRADES if g >= self.rel) for d in instance.unjudged}
         self.product_grades = [g for g in m.GRADES if self.weight[g] != 0]
-        # ordered pairs (d, e) of unjudged documents with e above d in A or B, each once; with one grade
-        # (G = 1) every pair, for the collection cuts (add_valid_inequalities)
+        # ordered pairs (d, e) of unjudged documents with e above d in A or B, each once; with the
+        # collection cuts every pair (BoxModels(collection=True))
         self.pairs = list(dict.fromkeys((d, e) for ranking in (instance.a, instance.b)
                                         for i, d in enumerate(ranking) if d in self.relevance
                                         for e in ranking[:i] if e in self.relevance))
-        self.collection = collection and top == 1
+        self.collection = collection
         if self.collection:
             ordered = set(self.pairs)
-            self.pairs += [(d, e) for d, e in combinations(instance.unjudged, 2)
-                           if (d, e) not in ordered and (e, d) not in ordered]
+            if top == 1:  # y[d,e] = rel(d) rel(e): one product per unordered pair
+                self.pairs += [(d, e) for d, e in combinations(instance.unjudged, 2)
+                               if (d, e) not in ordered and (e, d) not in ordered]
+            else:
+                self.pairs += [(d, e) for d in instance.unjudged for e in instance.unjudged
+                               if d != e and (d, e) not in ordered]
 
     def judged(self, doc) -> bool:
         return doc in self.instance.judgments
@@ -273,11 +280,12 @@ class CaseTerms:
         return self.sum(self.m.x[d, h] for h in self.m.GRADES if h >= max(g, self.rel))
 
     def collection_cuts(self):
-        """(kind, d, g, others, judged) of the collection cuts (G = 1; none otherwise): the prefix cuts
-        with every other unjudged document above d and every judged one (J_g of grade >= g)."""
+        """(kind, d, g, others, judged) of the collection cuts (none unless asked for): the prefix cuts
+        with every other unjudged document above d and every judged one (J_g of grade >= g); only the
+        template (BoxModels) has them."""
         if not self.collection:
             return []
-        instance, cap = self.instance, depth(self.instance)
+        instance = self.instance
         cuts = []
         for d in instance.unjudged:
             others = [e for e in instance.unjudged if e != d]
@@ -293,15 +301,6 @@ class CaseTerms:
         m, instance, n = self.m, self.instance, len(self.instance.unjudged)
         m.cuts = pyo.ConstraintList(doc="valid inequalities: one-hot pairs, prefix upper and lower counts")
         self.add_one_hot_pairs(m.cuts)
-        cap = depth(instance)
-        for kind, d, g, others, judged in self.collection_cuts():
-            high, low = self.high[g], self.low[g]
-            if kind == "upper" and (g == self.rel or high < cap):  # C_g <= high (a true count)
-                m.cuts.add(self.at_least_above(d, others, g) + judged * self.relevance[d]
-                           + self.self_at_least(d, g) <= high * self.relevance[d])
-            elif kind == "lower" and low - judged > 0:  # U_g >= low - J_g
-                m.cuts.add(self.at_least_above(d, others, g) + self.self_at_least(d, g)
-                           >= (low - judged) * self.relevance[d])
         for ranking in (instance.a, instance.b):
             for i, d in enumerate(ranking, start=1):
                 if self.judged(d):
@@ -876,18 +875,17 @@ class QMeasure(Formulation):
     def box_models(self, instance, direction, cases: bool = False):
         """The direction's compiled template, patched per box or profile (``BoxModels.patched``);
         None when there is nothing to decide or a constant row fails (the models then say so).
-        ``cases``: the template for one-profile cases, with the collection cuts (G = 1; the same
-        template otherwise), built when the first case needs it."""
+        ``cases``: the template for one-profile cases, with the collection cuts, built when the
+        first case needs it."""
         from pyomo.common.errors import InfeasibleConstraintException
 
         if not instance.unjudged or instance.metric.p("rel") > instance.max_grade:
             return None
-        collection = cases and instance.max_grade == 1
         shared = self._shared(instance)
-        key = ("template", collection)
+        key = ("template", cases)
         if key not in shared:  # the rows do not depend on the direction, only the objective does
             try:
-                shared[key] = BoxModels(instance, direction, collection)
+                shared[key] = BoxModels(instance, direction, collection=cases)
             except InfeasibleConstraintException:
                 shared[key] = None
         template = shared[key]
