@@ -146,3 +146,22 @@ def test_default_solver_per_family():
         assert default.solver == expected and default.certified, metric
         other = medopt.med(metric, a, b, judgments, method="exact", solver="highs" if expected == "cpsat" else "cpsat")
         assert abs(default.value - other.value) <= 1e-9
+
+
+@pytest.mark.parametrize("solver", ["highs", "cpsat"])
+def test_dinkelbach_from_the_optimum_takes_one_step_a_direction(solver):
+    """Started at the MED (the greedy answer, when it is the maximum), each Dinkelbach direction is
+    settled by one cut-off step: F(lam) <= CUTOFF_SLACK proves lam, even when the step's solution
+    re-scores a rounding above lam (a second step there cost ~40% on AP@100, DL-HARD)."""
+    settled = 0
+    for case, limits in oracle_cases(seed=907, count=40, max_unjudged=8):
+        for metric in (f"AP@{case.k}", f"AP(norm=min)@{case.k}"):
+            kwargs = dict(a=case.a, b=case.b, judgments=case.judgments, max_grade=case.max_grade)
+            greedy, oracle = (medopt.med(metric, **kwargs, method=m) for m in ("greedy", "enumerate"))
+            if abs(greedy.value - oracle.value) > 1e-12:
+                continue
+            exact = medopt.med(metric, **kwargs, method="exact", solver=solver, strategy="dinkelbach")
+            assert exact.certified and abs(exact.value - oracle.value) <= 1e-9
+            assert exact.details["solves"] <= 2, (metric, case)
+            settled += 1
+    assert settled >= 30

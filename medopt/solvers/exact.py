@@ -173,7 +173,9 @@ def solve_dinkelbach(formulation, instance, direction, solver, clock, start: flo
         if outcome.status != "optimal":
             result.proven = False
             return result
-        if outcome.bound <= DINKELBACH_TOLERANCE * smallest or result.value <= lam:
+        # a cut-off step proves only F(lam) <= CUTOFF_SLACK: that settles lam as well (bound lam + slack)
+        settled = max(DINKELBACH_TOLERANCE * smallest, CUTOFF_SLACK if known else 0.0)
+        if outcome.bound <= settled or result.value <= lam:
             # F(lam) ~ 0: lam is the maximum ratio up to the gap reported in the bound
             return result
         lam = result.value
