@@ -265,11 +265,7 @@ def solve_boxes(formulation, instance, direction, solver, clock, start: float = 
             outcome = template.session.solve(replace(matrix, highs_options={"presolve": "off"}), remaining)
             result.solves += 1
             if outcome.status == "optimal":
-                value = -math.inf
-                assignment = template.assignment(outcome.x)
-                if instance.satisfies_limits(assignment):
-                    value = instance.differences(assignment)[direction]
-                    result.offer(value, assignment)
+                value = offer_rescored(result, instance, direction, template.assignment(outcome.x))
                 if outcome.bound <= max(cutoff, value) + CUTOFF_SLACK:
                     feasible_boxes += 1
                     result.log.append((f"{case.label} (LP)", outcome.objective, min(inherited, outcome.bound)))
@@ -297,8 +293,7 @@ def solve_boxes(formulation, instance, direction, solver, clock, start: float = 
         feasible_boxes += 1
         if outcome.values is not None:
             assignment = assignment_from(model, outcome.values) if matrix is None else template.assignment(outcome.x)
-            if instance.satisfies_limits(assignment):
-                result.offer(instance.differences(assignment)[direction], assignment)
+            offer_rescored(result, instance, direction, assignment)
         if single:
             bound = proven_bound(outcome, instance)
         elif math.isfinite(outcome.bound):  # every x of the box: R(x) (difference - lam) <= F <= F_ub, R(x) >= R_lo
@@ -320,6 +315,16 @@ def solve_boxes(formulation, instance, direction, solver, clock, start: float = 
     if feasible_boxes == 0 and result.proven:
         settle_without_relevance(result, instance)
     return result
+
+
+def offer_rescored(result: DirectionResult, instance: Instance, direction: str, assignment: dict) -> float:
+    """Offer ``assignment`` (a solver's point, rounded) at its re-scored difference when it meets the
+    limits; that difference, or -inf."""
+    if not instance.satisfies_limits(assignment):
+        return -math.inf
+    value = instance.differences(assignment)[direction]
+    result.offer(value, assignment)
+    return value
 
 
 def rank_rule_guess(instance: Instance, direction: str) -> tuple[float, dict]:
