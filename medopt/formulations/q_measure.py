@@ -286,13 +286,14 @@ class CaseTerms:
         if not self.collection:
             return []
         instance = self.instance
+        judged = {g: judged_count(instance, g) for g in self.low}  # a pass over every judgment: once per grade
         cuts = []
         for d in instance.unjudged:
             others = [e for e in instance.unjudged if e != d]
             for g in self.low:
-                cuts.append(("upper", d, g, others, judged_count(instance, g)))
+                cuts.append(("upper", d, g, others, judged[g]))
                 if others:
-                    cuts.append(("lower", d, g, others, judged_count(instance, g)))
+                    cuts.append(("lower", d, g, others, judged[g]))
         return cuts
 
     def add_valid_inequalities(self):
