@@ -3,6 +3,7 @@
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import medopt
@@ -165,3 +166,61 @@ def test_dinkelbach_from_the_optimum_takes_one_step_a_direction(solver):
             assert exact.details["solves"] <= 2, (metric, case)
             settled += 1
     assert settled >= 30
+
+
+def _rows(matrix, label):
+    """The rows of a MatrixModel as a sorted list of (((column label, coefficient), ...), lower, upper)
+    in one form: equalities kept, every other row as one or two rows ``terms >= lower`` (an upper
+    bound negated; Pyomo writes a ranged row as two)."""
+    A = matrix.A.tocsr()
+    rows = []
+    for i in range(A.shape[0]):
+        start, end = A.indptr[i], A.indptr[i + 1]
+        lower, upper = float(matrix.row_lower[i]), float(matrix.row_upper[i])
+        sides = [(1.0, lower, upper)] if lower == upper else \
+            [(sign, bound, np.inf) for sign, bound in ((1.0, lower), (-1.0, -upper)) if bound > -np.inf]
+        for sign, low, high in sides:
+            terms = tuple(sorted((label(matrix.columns[j]), round(sign * float(a), 9))
+                                 for j, a in zip(A.indices[start:end], A.data[start:end]) if a != 0))
+            rows.append((terms, low + 0.0, high))
+    return sorted(rows, key=repr)
+
+
+def _pyomo_label(var):
+    name, index = var.parent_component().local_name, var.index()
+    return ("x", *index) if name == "x" else (name, index)
+
+
+def test_ap_dinkelbach_matrix_is_the_pyomo_model():
+    """The AP Dinkelbach model written without Pyomo (PrecisionSums.dinkelbach_matrix) has the
+    columns, rows, N and D of the Pyomo model (build(lam=...)), on random graded instances with
+    partial judgments, relevance limits and rank dominance (Instance.reduced)."""
+    from medopt.formulations import formulation_for
+    from medopt.instance import build_instance
+    from medopt.solvers.exact import dinkelbach_matrix
+
+    compared = 0
+    for index, (case, limits) in enumerate(oracle_cases(seed=331, count=60)):
+        metric = ("AP@{k}", "AP(norm=min)@{k}", "AP(rel=2)@{k}", "AP(norm=min)@3")[index % 4].format(k=case.k)
+        instance = build_instance(metric, case.a, case.b, case.judgments, max_grade=case.max_grade, limits=limits)
+        formulation = formulation_for(instance.metric)
+        for direction in "ab":
+            reduced = instance.reduced(direction)
+            try:
+                pyomo = dinkelbach_matrix(formulation, reduced, direction)
+            except Exception as error:  # a relevance limit no assignment meets: both must say so
+                with pytest.raises(type(error)):
+                    formulation.dinkelbach_matrix(reduced, direction)
+                continue
+            direct = formulation.dinkelbach_matrix(reduced, direction)
+            assert _rows(direct.matrix, lambda label: label) == _rows(pyomo.matrix, _pyomo_label)
+            for part in ("numerator", "denominator"):
+                vectors = [{label(c): round(float(v), 12) for c, v in zip(model.matrix.columns, getattr(model, part))
+                            if round(float(v), 12)} for model, label in ((direct, lambda c: c), (pyomo, _pyomo_label))]
+                assert vectors[0] == vectors[1], part
+                assert getattr(direct, f"{part}_constant") == pytest.approx(getattr(pyomo, f"{part}_constant"))
+            x = np.round(np.random.default_rng(index).random(len(direct.matrix.columns)))
+            assert direct.assignment(x) == pyomo.assignment(
+                np.array([x[direct.matrix.columns.index(_pyomo_label(c))] for c in pyomo.matrix.columns]))
+            compared += 1
+    assert compared >= 100

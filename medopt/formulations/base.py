@@ -3,7 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Callable, Iterable
+
+
+@dataclass
+class DinkelbachMatrix:
+    """A ratio's Dinkelbach model as a matrix: the rows, N = numerator . x + numerator_constant,
+    D likewise, and ``assignment(x)``: unjudged doc -> grade from solved column values."""
+
+    matrix: object  # solvers.backends.MatrixModel (its objective is set per step)
+    numerator: object
+    numerator_constant: float
+    denominator: object
+    denominator_constant: float
+    assignment: Callable
 
 
 @dataclass(frozen=True)
@@ -56,6 +69,11 @@ class Formulation:
 
     def min_denominator(self, instance) -> float:
         return 1.0
+
+    def dinkelbach_matrix(self, instance, direction: str) -> "DinkelbachMatrix | None":
+        """Optional: the Dinkelbach model of ``build(..., lam=...)`` in matrix form, built without
+        Pyomo.  None: the driver compiles the Pyomo model."""
+        return None
 
     def seeds(self, instance, direction: str) -> Iterable[dict]:
         """Optional: cheap candidate assignments (unjudged doc -> grade) for ``direction``; the driver

@@ -118,7 +118,7 @@ class LinearModel:
         self.UNJUDGED = list(instance.unjudged)
         self.GRADES = range(1, instance.max_grade + 1)
         self.labels, self.rows = [], []
-        self.and_rows = []  # (column of y, index of its first row) per binary_and product: y <= u, y <= v, y >= u + v - 1
+        self.and_rows = []  # (column of y, index of its first row) per unsigned binary_and product: y <= u, y <= v, y >= u + v - 1
         self.x = {(d, g): self.column(("x", d, g)) for d in self.UNJUDGED for g in self.GRADES}
         self.y = {}
         if instance.max_grade > 1:
@@ -153,26 +153,33 @@ class LinearModel:
         self.rows.append((coefficients, row.lower - constant, row.upper - constant))
         return len(self.rows) - 1
 
-    def binary_and(self, name: str, pairs: dict) -> None:
-        """y[k] = u * v for binary expressions (u, v) = pairs[k], exactly: y <= u, y <= v, y >= u + v - 1."""
+    def binary_and(self, name: str, pairs: dict, signs: dict | None = None) -> None:
+        """y[k] = u * v for binary expressions (u, v) = pairs[k], exactly: y <= u, y <= v, y >= u + v - 1.
+        With ``signs`` only the side that binds in a maximised objective (formulations.common.binary_and)."""
         negated = {}  # the same factor recurs across pairs: flattened and negated once
 
         def minus(expression):
             if id(expression) not in negated:
-                negated[id(expression)] = (expression, {i: -a for i, a in expression.flat()[0].items()})
+                coefficients, constant = expression.flat()
+                assert constant == 0.0, "binary_and factors are sums of columns"
+                negated[id(expression)] = (expression, {i: -a for i, a in coefficients.items() if a != 0.0})
             return negated[id(expression)][1]
 
         rows, and_rows, columns = self.rows, self.and_rows, getattr(self, name)
         for key, (u, v) in pairs.items():
             y = columns[key] = self.column((name, key))
             j, first, second = y.parts[0][1], minus(u), minus(v)
-            and_rows.append((j, len(rows)))
-            both = dict(first)
-            for i, a in second.items():
-                both[i] = both.get(i, 0.0) + a
-            rows.append(({j: 1.0, **first}, -math.inf, 0.0))   # y <= u
-            rows.append(({j: 1.0, **second}, -math.inf, 0.0))  # y <= v
-            rows.append(({j: 1.0, **{i: a for i, a in both.items() if a != 0.0}}, -1.0, math.inf))  # y >= u + v - 1
+            if signs is None:  # the three rows, in order (BoxModels patches them)
+                and_rows.append((j, len(rows)))
+            sign = 0 if signs is None else signs[key]
+            if sign >= 0:
+                rows.append(({j: 1.0, **first}, -math.inf, 0.0))   # y <= u
+                rows.append(({j: 1.0, **second}, -math.inf, 0.0))  # y <= v
+            if sign <= 0:
+                both = dict(first)
+                for i, a in second.items():
+                    both[i] = both.get(i, 0.0) + a
+                rows.append(({j: 1.0, **{i: a for i, a in both.items() if a != 0.0}}, -1.0, math.inf))  # y >= u + v - 1
 
     def vector(self, expression) -> tuple[np.ndarray, float]:
         """(coefficients in column order, constant) of an expression or a number."""

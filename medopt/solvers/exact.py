@@ -18,10 +18,11 @@ import numpy as np
 
 from ..errors import MedoptError
 from ..formulations import formulation_for
+from ..formulations.base import DinkelbachMatrix
 from ..formulations.common import assignment_from
 from ..instance import Instance
 from ..result import MedResult, certify
-from .backends import CUTOFF_SLACK, SOLVERS, compile_model, linear_vector, solve
+from .backends import CUTOFF_SLACK, SOLVERS, ColumnValues, compile_model, linear_vector, solve
 
 DINKELBACH_TOLERANCE = 1e-11
 MAX_DINKELBACH_STEPS = 100
@@ -134,6 +135,16 @@ def settle_without_relevance(result: DirectionResult, instance: Instance) -> Non
     result.bound = 0.0
 
 
+def dinkelbach_matrix(formulation, instance, direction) -> DinkelbachMatrix:
+    """The formulation's Dinkelbach model through Pyomo: built with a placeholder lam so that every
+    variable of N and of D is a column of the compiled model (a variable only in D would otherwise
+    be dropped); each step sets the objective itself."""
+    model = formulation.build(instance, direction, lam=LAM_PLACEHOLDER)
+    matrix = compile_model(model)
+    return DinkelbachMatrix(matrix, *linear_vector(model.numerator, matrix), *linear_vector(model.denominator, matrix),
+                            lambda x: assignment_from(model, ColumnValues(matrix.columns, x)))
+
+
 def solve_dinkelbach(formulation, instance, direction, solver, clock, start: float = -math.inf) -> DirectionResult:
     """Build and compile the model once; each step only changes the objective vector N - lam D.
 
@@ -143,15 +154,12 @@ def solve_dinkelbach(formulation, instance, direction, solver, clock, start: flo
 
     result = DirectionResult()
     smallest = formulation.min_denominator(instance)
-    # built with a placeholder lam so that every variable of N and of D is a column of the
-    # compiled model (a variable only in D would otherwise be dropped); each step sets c itself
-    model = formulation.build(instance, direction, lam=LAM_PLACEHOLDER)
     try:
-        matrix = compile_model(model)
+        model = formulation.dinkelbach_matrix(instance, direction) or dinkelbach_matrix(formulation, instance, direction)
     except InfeasibleConstraintException:
         raise MedoptError("no assignment satisfies the relevance limits") from None
-    numerator, numerator_constant = linear_vector(model.numerator, matrix)
-    denominator, denominator_constant = linear_vector(model.denominator, matrix)
+    matrix, numerator, numerator_constant = model.matrix, model.numerator, model.numerator_constant
+    denominator, denominator_constant = model.denominator, model.denominator_constant
     lam = max(0.0, start)
     for _ in range(MAX_DINKELBACH_STEPS):
         matrix.c = numerator - lam * denominator
@@ -166,7 +174,7 @@ def solve_dinkelbach(formulation, instance, direction, solver, clock, start: flo
         if outcome.x is not None:
             top = float(numerator @ outcome.x + numerator_constant)
             bottom = float(denominator @ outcome.x + denominator_constant)
-            result.offer(top / bottom if bottom > 0 else 0.0, assignment_from(model, outcome.values))
+            result.offer(top / bottom if bottom > 0 else 0.0, model.assignment(outcome.x))
         gap = max(outcome.bound, 0.0) / smallest if math.isfinite(outcome.bound) else math.inf
         result.bound = lam + gap if math.isfinite(gap) else trivial_bound(instance)
         result.log.append((lam, outcome.objective, outcome.bound))
