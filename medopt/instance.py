@@ -55,6 +55,15 @@ class Instance:
         return tuple(seen)
 
     @cached_property
+    def judged_grades(self) -> dict:
+        """Capped grade -> how many judged documents of the collection have it (formulations.common.judged_count)."""
+        counts = {}
+        for grade in self.judgments.values():
+            grade = self.grading.cap(grade)
+            counts[grade] = counts.get(grade, 0) + 1
+        return counts
+
+    @cached_property
     def bound_docs(self) -> tuple:
         in_b = set(self.b)
         return tuple(d for d in self.unjudged if d in in_b and d in set(self.a))

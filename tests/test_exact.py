@@ -199,7 +199,7 @@ def test_ap_dinkelbach_matrix_is_the_pyomo_model():
     from medopt.instance import build_instance
     from medopt.solvers.exact import dinkelbach_matrix
 
-    compared = 0
+    compared = identical = 0
     for index, (case, limits) in enumerate(oracle_cases(seed=331, count=60)):
         metric = ("AP@{k}", "AP(norm=min)@{k}", "AP(rel=2)@{k}", "AP(norm=min)@3")[index % 4].format(k=case.k)
         instance = build_instance(metric, case.a, case.b, case.judgments, max_grade=case.max_grade, limits=limits)
@@ -214,6 +214,16 @@ def test_ap_dinkelbach_matrix_is_the_pyomo_model():
                 continue
             direct = formulation.dinkelbach_matrix(reduced, direction)
             assert _rows(direct.matrix, lambda label: label) == _rows(pyomo.matrix, _pyomo_label)
+            pyomo_columns = [_pyomo_label(c) for c in pyomo.matrix.columns]
+            unused = [label for label in direct.matrix.columns if label not in pyomo_columns]
+            assert all(label[0] == "x" for label in unused)  # grade columns Pyomo drops: in no row, N or D
+            if not limits and not unused:  # row for row the same matrix (Pyomo writes a ranged limit row as two)
+                assert pyomo_columns == direct.matrix.columns
+                identical += 1
+                assert direct.matrix.A.shape == pyomo.matrix.A.shape
+                assert not (abs(direct.matrix.A - pyomo.matrix.A) > 1e-12).nnz
+                assert np.array_equal(direct.matrix.row_lower, pyomo.matrix.row_lower)
+                assert np.array_equal(direct.matrix.row_upper, pyomo.matrix.row_upper)
             for part in ("numerator", "denominator"):
                 vectors = [{label(c): round(float(v), 12) for c, v in zip(model.matrix.columns, getattr(model, part))
                             if round(float(v), 12)} for model, label in ((direct, lambda c: c), (pyomo, _pyomo_label))]
@@ -223,4 +233,4 @@ def test_ap_dinkelbach_matrix_is_the_pyomo_model():
             assert direct.assignment(x) == pyomo.assignment(
                 np.array([x[direct.matrix.columns.index(_pyomo_label(c))] for c in pyomo.matrix.columns]))
             compared += 1
-    assert compared >= 100
+    assert compared >= 100 and identical >= 60, (compared, identical)

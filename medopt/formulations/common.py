@@ -75,7 +75,8 @@ def relevant_at(m, instance: Instance, doc: str):
 
 
 def judged_count(instance: Instance, at_least_grade: int) -> int:
-    return sum(1 for g in instance.judgments.values() if instance.grading.cap(g) >= at_least_grade)
+    """Judged documents of the collection with a (capped) grade >= ``at_least_grade``."""
+    return sum(count for grade, count in instance.judged_grades.items() if grade >= at_least_grade)
 
 
 def count_at_least(m, instance: Instance, grade: int):

@@ -130,7 +130,7 @@ class LinearModel:
             self.add(Row(count, limit.low - j, math.inf if limit.high is None else limit.high - j))
         for d, e in instance.dominance:
             for g in self.GRADES:
-                self.add(self.count_at_least(g, [d]) >= self.count_at_least(g, [e]))
+                self.add(self.count_at_least(g, [e]) <= self.count_at_least(g, [d]))  # Pyomo's row for >=
 
     def column(self, label) -> Linear:
         self.labels.append(label)
@@ -154,8 +154,12 @@ class LinearModel:
         return len(self.rows) - 1
 
     def binary_and(self, name: str, pairs: dict, signs: dict | None = None) -> None:
-        """y[k] = u * v for binary expressions (u, v) = pairs[k], exactly: y <= u, y <= v, y >= u + v - 1.
-        With ``signs`` only the side that binds in a maximised objective (formulations.common.binary_and)."""
+        """y[k] = u * v for binary expressions (u, v) = pairs[k], exactly: y <= u, y <= v, y >= u + v - 1,
+        the three rows of a product together (``and_rows``: BoxModels patches them).
+
+        With ``signs`` only the side that binds in a maximised objective (formulations.common.binary_and),
+        and the rows in Pyomo's order for that function's model (every y <= u, then every y <= v, then
+        every u + v - y <= 1): the same matrix row for row, so a solver meets the model it met before."""
         negated = {}  # the same factor recurs across pairs: flattened and negated once
 
         def minus(expression):
@@ -165,21 +169,25 @@ class LinearModel:
                 negated[id(expression)] = (expression, {i: -a for i, a in coefficients.items() if a != 0.0})
             return negated[id(expression)][1]
 
-        rows, and_rows, columns = self.rows, self.and_rows, getattr(self, name)
+        columns, below_first, below_second, above_both = getattr(self, name), [], [], []
         for key, (u, v) in pairs.items():
             y = columns[key] = self.column((name, key))
             j, first, second = y.parts[0][1], minus(u), minus(v)
-            if signs is None:  # the three rows, in order (BoxModels patches them)
-                and_rows.append((j, len(rows)))
-            sign = 0 if signs is None else signs[key]
-            if sign >= 0:
-                rows.append(({j: 1.0, **first}, -math.inf, 0.0))   # y <= u
-                rows.append(({j: 1.0, **second}, -math.inf, 0.0))  # y <= v
-            if sign <= 0:
-                both = dict(first)
-                for i, a in second.items():
-                    both[i] = both.get(i, 0.0) + a
-                rows.append(({j: 1.0, **{i: a for i, a in both.items() if a != 0.0}}, -1.0, math.inf))  # y >= u + v - 1
+            both = dict(first)
+            for i, a in second.items():
+                both[i] = both.get(i, 0.0) + a
+            both = {i: a for i, a in both.items() if a != 0.0}
+            if signs is None:
+                self.and_rows.append((j, len(self.rows)))
+                self.rows += [({j: 1.0, **first}, -math.inf, 0.0), ({j: 1.0, **second}, -math.inf, 0.0),
+                              ({j: 1.0, **both}, -1.0, math.inf)]
+                continue
+            if signs[key] >= 0:
+                below_first.append(({j: 1.0, **first}, -math.inf, 0.0))   # y <= u
+                below_second.append(({j: 1.0, **second}, -math.inf, 0.0))  # y <= v
+            if signs[key] <= 0:
+                above_both.append(({j: -1.0, **{i: -a for i, a in both.items()}}, -math.inf, 1.0))  # u + v - y <= 1
+        self.rows += below_first + below_second + above_both
 
     def vector(self, expression) -> tuple[np.ndarray, float]:
         """(coefficients in column order, constant) of an expression or a number."""
