@@ -45,6 +45,9 @@ STRATEGY_TEXT = {
              "is that case's model. The LP file is the case holding the optimum.",
     "dinkelbach": "maximise N - lam D, raising lam to the ratio of each solution until the optimum is 0. "
                   "The LP file is the last step: lam = the direction's MED, so its optimum is 0.",
+    "capped": "AP(norm=min)@k = SP / min(k, R): Dinkelbach on the AP@k model (D = R) with the cap k a piece of "
+              "its own (max N - lam k, solved once first; no denominator variables). The LP file is the last step "
+              "of N - lam R: lam = the direction's MED, so its optimum is 0.",
     "compact": "one compact model per direction with continuous variables (HiGHS only; CP-SAT runs `direct`); "
                "its maximum is that direction's largest difference.",
 }
@@ -84,18 +87,19 @@ def export_model(metric, example_name: str, *, direction: str = "a", strategy: s
     strategy = strategy or available[-1]  # the exact solver's default
     if strategy not in available:
         raise MedoptError(f"{instance.metric}: strategy {strategy!r} not available (choose from {', '.join(available)})")
-    if lam is not None and strategy != "dinkelbach":
-        raise MedoptError("lam applies to strategy 'dinkelbach' only")
+    if lam is not None and strategy not in ("dinkelbach", "capped"):
+        raise MedoptError("lam applies to strategies 'dinkelbach' and 'capped' only")
     if case is not None and strategy not in ("enumerate", "boxes"):
         raise MedoptError("case applies to strategies 'enumerate' and 'boxes' only")
     if strategy == "direct":
         model = formulation.build(instance, direction)
     elif strategy == "compact":
         model = formulation.build_compact(instance, direction)
-    elif strategy == "dinkelbach":
+    elif strategy in ("dinkelbach", "capped"):
         if lam is None:  # the evaluator's value of the optimal assignment, not the solver's float
             lam = instance.difference(_solve_direction(formulation, instance, direction, strategy).assignment, direction)
-        model = formulation.build(instance, direction, lam=lam)
+        stepped = formulation.capped(instance)[0] if strategy == "capped" else instance  # capped: the N / R model
+        model = formulation.build(stepped, direction, lam=lam)
     else:
         cases = {c.label: c for c in formulation.cases(instance)}
         if case is None:  # the first case whose optimum is the direction's maximum
@@ -227,6 +231,7 @@ def write_page(directory: Path, module_name: str) -> dict:
                       for av, ms in by_strategies.items()]
     strategies = list(dict.fromkeys(s for av in by_strategies for s in av))
     what = {"direct": "", "compact": "", "dinkelbach": f", the last Dinkelbach step (lam = {shown.lam!r}, optimum 0)",
+            "capped": f", the last Dinkelbach step of N - lam R (lam = {shown.lam!r}, optimum 0)",
             "enumerate": f", the case `{shown.case}` holding the optimum",
             "boxes": f", the case `{shown.case}` holding the optimum"}[shown.strategy]
     _write_text(directory / f"{module_name}.md", [

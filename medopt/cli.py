@@ -59,7 +59,8 @@ def method_options(function):
                      help="free: fill short rankings to k with unjudged documents (Tan & Clarke)."),
         click.option("--residual", is_flag=True, help="RBP: credit the unseen tail to the better list."),
         click.option("--strategy", default="auto", show_default=True,
-                     help="Exact model: enumerate (the denominator) or dinkelbach for ratio metrics; "
+                     help="Exact model: enumerate (the denominator) or dinkelbach for ratio metrics, capped for "
+                          "AP(norm=min)@k; "
                           "direct (state expansion) or compact (HiGHS only) for ERR/RR."),
         click.option("--at-most", "at_most", multiple=True, metavar="GRADE:N",
                      help="Side constraint: at most N documents of grade >= GRADE in the collection. Repeatable."),
@@ -166,7 +167,7 @@ def metric_command(names):
 @click.option("--direction", type=click.Choice(["a", "b"]), default="a", show_default=True,
               help="a: maximise M(A) - M(B); b: M(B) - M(A).")
 @click.option("--strategy", default=None,
-              help="direct, compact, enumerate or dinkelbach (default: the exact solver's default for the metric).")
+              help="direct, compact, enumerate, dinkelbach or capped (default: the exact solver's default for the metric).")
 @click.option("--lam", type=float, default=None,
               help="Dinkelbach: the lam of N - lam*D (default: the direction's MED, the last step).")
 @click.option("--case", "case_label", default=None,

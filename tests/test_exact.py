@@ -77,6 +77,15 @@ def test_ap_r_enumeration(solver):
                          strategy="enumerate")
 
 
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("strategy", ["capped", "dinkelbach"])
+def test_ap_min_strategies(solver, strategy):
+    """AP(norm=min)@k by Dinkelbach on SP / min(k, R): the unary model, and the AP model with the
+    cap k as a piece of its own (solve_capped); short cutoffs so that R >= k is common."""
+    check_against_oracle(rotate("AP(norm=min)@{k}", "AP(norm=min)@{k2}", "AP(norm=min,rel=2)@{k2}", "AP(norm=min)@2"),
+                         seed=305, solver=solver, count=80, strategy=strategy)
+
+
 X3 = "A B C D E F G H J K".split()
 X4 = "A D B E C G F J L H".split()
 
