@@ -512,6 +512,7 @@ class BoxModels:
         self.beta = instance.metric.p("beta")
         self.base_data = A.data.copy()
         self.shared = shared_ranks(instance)
+        self.skipped = {}  # (side, ranks to skip) -> mask over the side's ranks (score_vector)
         self.and_rows = m.and_rows
         self.directions = {}
 
@@ -575,7 +576,10 @@ class BoxModels:
         ideal = sum(step * np.minimum(ranks, sizes[g]) for g, step in self.steps.items() if step)
         weights = 1.0 / (self.beta * ideal + ranks)
         if skip:
-            weights[np.isin(ranks, list(skip))] = 0.0
+            key = (side, skip)
+            if key not in self.skipped:  # the same few rank sets recur for every box
+                self.skipped[key] = np.isin(ranks, list(skip))
+            weights[self.skipped[key]] = 0.0
         return weights @ vectors, float(weights @ constants)
 
     def patched(self, case, lam=None):
@@ -601,8 +605,8 @@ class BoxModels:
         data[self.cut_positions] += (PLACEHOLDER - size)[self.cut_of_position]  # integral either way (CP-SAT)
         row_upper[self.cut_row[self.cut_upper & (highs >= self.cut_rank)]] = np.inf  # a freed row binds nothing
         row_lower[self.cut_row[~self.cut_upper & (least <= 0)]] = -np.inf
-        A = base.A.copy()
-        A.data = data
+        A = copy.copy(base.A)  # shares the template's index arrays (never written), without scipy's
+        A.data = data          # constructor checks (~0.2 ms a box, more than a small box LP's solve)
         better, other = ("a", "b") if self.direction == "a" else ("b", "a")
         skip = self.shared if "box" in case.fix else frozenset()  # a profile's objective stays the case's
         x_vector, x_constant = self.score_vector(better, low, skip)

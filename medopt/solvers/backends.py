@@ -271,8 +271,10 @@ class HighsSession:
             if changed.size:
                 h.changeRowsBounds(changed.size, changed.astype(np.int32), matrix.row_lower[changed],
                                    matrix.row_upper[changed])
-            for k in np.flatnonzero(previous.A.data != matrix.A.data):
-                h.changeCoeff(int(self.rows_of[k]), int(matrix.A.indices[k]), float(matrix.A.data[k]))
+            changed = np.flatnonzero(previous.A.data != matrix.A.data)
+            for row, column, value in zip(self.rows_of[changed].tolist(), matrix.A.indices[changed].tolist(),
+                                          matrix.A.data[changed].tolist()):
+                h.changeCoeff(row, column, value)
         self.model = matrix
         h = self.h
         for name, value in (matrix.highs_options or {}).items():

@@ -217,8 +217,12 @@ class LinearModel:
 
     def assignment(self, x) -> dict:
         """doc -> grade from solved column values (as common.assignment_from)."""
+        if getattr(self, "_grade_columns", (None, -1))[1] != len(self.labels):  # the x columns, once
+            columns = [j for j, label in enumerate(self.labels) if label[0] == "x"]
+            self._grade_columns = (np.array(columns, dtype=np.int64), len(self.labels))
+        columns = self._grade_columns[0]
         grades = dict.fromkeys(self.UNJUDGED, 0)
-        for j, label in enumerate(self.labels):
-            if label[0] == "x" and x[j] > 0.5:
-                grades[label[1]] = label[2]
+        labels = self.labels
+        for j in columns[np.asarray(x)[columns] > 0.5].tolist():
+            grades[labels[j][1]] = labels[j][2]
         return grades
