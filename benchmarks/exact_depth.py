@@ -6,7 +6,8 @@ each instance with a time limit (60 s).  Graded means grades 0..3, the DL-HARD s
 settings (with no judgments a topic would otherwise be binary, SPEC 1).  Prints per metric, k, judgments and solver:
 instances, certified fraction, median / 90th percentile / max seconds, and the same for the
 best heuristic of that metric where one exists (its value is a lower bound; 'hit' is the
-fraction of instances where it reached the certified maximum).
+fraction of instances where it reached the certified maximum).  ``--solvers default`` measures
+what ``medopt`` does when no solver is asked for (its pick per metric family and depth).
 
 Instances run in --jobs worker processes (default 2; 1 runs them in this process, no pool).
 Each finished instance is appended by the main process as one flushed line to a JSON-lines log
@@ -70,9 +71,15 @@ def run_instance(metric, a, b, judgments, solver, time_limit):
     row = {}
     grades = {"max_grade": GRADE_SCALE} if family in GRADED else {}
     started = time.perf_counter()
-    exact = medopt.med(metric, a, b, judgments, method="exact", solver=solver, time_limit=time_limit, **grades)
+    try:
+        exact = medopt.med(metric, a, b, judgments, method="exact", solver=None if solver == "default" else solver,
+                           time_limit=time_limit, **grades)
+    except Exception as error:  # an unattended run logs a failing instance (uncertified) and goes on
+        row.update(exact_seconds=time.perf_counter() - started, exact_value=None, certified=False, status="error",
+                   bound=None, error=f"{type(error).__name__}: {error}")
+        return row
     row.update(exact_seconds=time.perf_counter() - started, exact_value=exact.value, certified=exact.certified,
-               status=exact.status, bound=exact.upper_bound)
+               status=exact.status, bound=exact.upper_bound, used_solver=exact.solver)
     heuristic = HEURISTICS.get(family)
     if heuristic and heuristic in medopt.METHODS:
         started = time.perf_counter()
@@ -181,7 +188,8 @@ def main(argv=None):
     parser.add_argument("--ks", type=int, nargs="+", default=[20, 100])
     parser.add_argument("--metrics", nargs="+", default=METRICS, help="templates with {k}")
     parser.add_argument("--judgments", nargs="+", default=["dl-hard", "none"], choices=["dl-hard", "none"])
-    parser.add_argument("--solvers", nargs="+", default=["highs", "cpsat"])
+    parser.add_argument("--solvers", nargs="+", default=["highs", "cpsat"], choices=["highs", "cpsat", "default"],
+                        help="'default': the solver medopt picks when none is asked for (per metric family and depth)")
     parser.add_argument("--time-limit", type=float, default=60.0)
     parser.add_argument("--jobs", type=int, default=2,
                         help="worker processes, one instance each (default 2; 1: in this process, no pool)")
@@ -272,7 +280,7 @@ def print_table(rows, time_limit):
     groups = {}
     for row in rows:
         groups.setdefault((row["metric"], row["k"], row["judgments"], row["solver"]), []).append(row)
-    header = (f"{'metric':<18} {'judgments':<8} {'solver':<6} {'n':>5} {'cert%':>6} {'median':>8} {'p90':>8} "
+    header = (f"{'metric':<18} {'judgments':<8} {'solver':<7} {'n':>5} {'cert%':>6} {'median':>8} {'p90':>8} "
               f"{'max':>8} | {'heuristic':<9} {'hit%':>6} {'median':>8} {'p90':>8} {'max':>8}")
     print(f"exact: seconds per instance, certified within {time_limit:g} s; heuristic: lower bound, hit = reached the certified maximum")
     print(header)
@@ -280,7 +288,7 @@ def print_table(rows, time_limit):
     for (metric, k, judged, solver), group in sorted(groups.items(), key=lambda g: (g[0][1], g[0][0], g[0][2], g[0][3])):
         seconds = [r["exact_seconds"] for r in group]
         certified = sum(r["certified"] for r in group) / len(group)
-        line = (f"{metric:<18} {judged:<8} {solver:<6} {len(group):>5} {100 * certified:>6.1f} "
+        line = (f"{metric:<18} {judged:<8} {solver:<7} {len(group):>5} {100 * certified:>6.1f} "
                 f"{statistics.median(seconds):>8.3f} {percentile(seconds, 90):>8.3f} {max(seconds):>8.3f}")
         fast = [r for r in group if "heuristic_seconds" in r]
         if fast:
@@ -289,7 +297,8 @@ def print_table(rows, time_limit):
             times = [r["heuristic_seconds"] for r in fast]
             line += (f" | {fast[0]['heuristic']:<9} {100 * hit:>6.1f} {statistics.median(times):>8.4f} "
                      f"{percentile(times, 90):>8.4f} {max(times):>8.4f}")
-        print(line)
+        errors = sum(r.get("status") == "error" for r in group)
+        print(line + (f"  ({errors} failed with an error: see the log)" if errors else ""))
 
 
 if __name__ == "__main__":

@@ -518,3 +518,29 @@ def test_collection_template_bounds_and_solves_each_profile():
                 tight += abs(lp.bound - best) <= 1e-9
                 checked += 1
     assert checked >= 300 and tight >= 0.9 * checked
+
+
+def test_profile_lp_optimal_without_a_point_falls_back_to_the_milp(monkeypatch):
+    """HiGHS may call a profile's LP optimal with no feasible primal point (seen on a DL-HARD
+    Q(beta=1)@100 topic, where it crashed solve_boxes): the profile then goes to its MILP, and the
+    answer is still the enumerated maximum, certified."""
+    from medopt.solvers import backends
+    from medopt.solvers.backends import HighsSession, Outcome
+
+    calls = []
+
+    def pointless(self, matrix, time_limit):
+        calls.append(matrix.A.shape)
+        return Outcome("optimal", math.nan, 1.0, None, 0.0, None)
+
+    monkeypatch.setattr(HighsSession, "solve", pointless)
+    checked = 0
+    for case in random_instances(seed=7, count=12, max_grade=1, max_unjudged=6):
+        kwargs = dict(a=case.a, b=case.b, judgments=case.judgments, max_grade=1)
+        oracle = medopt.med(f"Q@{case.k}", **kwargs, method="enumerate")
+        with small_boxes(0):
+            exact = medopt.med(f"Q@{case.k}", **kwargs, method="exact", solver="highs")
+        assert abs(exact.value - oracle.value) <= 1e-9 and exact.certified, (case, exact, oracle)
+        checked += 1
+    assert calls, "no profile LP was tried: the test does not reach the fallback"
+    assert checked == 12

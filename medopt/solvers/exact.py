@@ -292,7 +292,9 @@ def solve_boxes(formulation, instance, direction, solver, clock, start: float = 
             # or when its rounded point, re-scored, reaches it; otherwise the MILP below
             outcome = template.session.solve(replace(matrix, highs_options={"presolve": "off"}), remaining)
             result.solves += 1
-            if outcome.status == "optimal":
+            # HiGHS can call an LP optimal with no feasible primal point (primal_solution_status 1 after
+            # unscaling, seen on a DL-HARD Q(beta=1)@100 profile): no point to re-score, so the MILP settles it
+            if outcome.status == "optimal" and outcome.x is not None:
                 value = offer_rescored(result, instance, direction, template.assignment(outcome.x), rescored)
                 if outcome.bound <= max(cutoff, value) + CUTOFF_SLACK:
                     feasible_boxes += 1
