@@ -263,9 +263,11 @@ def main(argv=None):
 
 
 def code_version() -> str | None:
-    """The git commit of the code being measured (with '+' when the tree has changes), logged with
-    each instance: a log filled over several sessions says which code measured which row."""
-    root = Path(__file__).resolve().parents[1]
+    """The git commit of the medopt being measured (with '+' when its tree has changes), logged with
+    each instance: a log filled over several sessions says which code measured which row.  The
+    checkout is the imported package's, so an older medopt put first on PYTHONPATH (a git worktree)
+    is measured and labelled as itself."""
+    root = Path(medopt.__file__).resolve().parents[1]
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
                               check=True).stdout.strip()
