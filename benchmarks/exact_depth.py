@@ -195,6 +195,8 @@ def main(argv=None):
                         help="worker processes, one instance each (default 2; 1: in this process, no pool)")
     parser.add_argument("--log", type=Path, default=Path("benchmarks/results/exact_depth.jsonl"))
     parser.add_argument("--fresh", action="store_true", help="ignore instances already in the log")
+    parser.add_argument("--compare", type=Path, metavar="LOG",
+                        help="another run's log (an older commit, say): also print before / after on the instances both hold")
     args = parser.parse_args(argv)
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
@@ -208,16 +210,9 @@ def main(argv=None):
     run_paths = sorted({p for pair in pairs for p in pair})
     loaded = {str(p): read_run(p) for p in run_paths}
     args.log.parent.mkdir(parents=True, exist_ok=True)
-    done = {}
-    if args.log.exists() and not args.fresh:
-        for line in args.log.read_text().splitlines():
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line cut by an interruption
-            done[row["key"]] = row
+    done = read_log(args.log) if args.log.exists() and not args.fresh else {}
 
-    todo, labels, skipped, commit = [], {}, 0, code_version()
+    todo, labels, wanted, skipped, commit = [], {}, set(), 0, code_version()
     for k, template, judged, solver in itertools.product(args.ks, args.metrics, args.judgments, args.solvers):
         metric = template.format(k=k)
         for first, second in pairs:
@@ -225,6 +220,7 @@ def main(argv=None):
             topics = sorted(set(run_a.rankings) & set(run_b.rankings), key=int)[: args.topics]
             for topic in topics:
                 key = f"{first.stem}|{second.stem}|{topic}|{metric}{scale_tag(metric)}|{judged}|{solver}|{args.time_limit:g}"
+                wanted.add(key)
                 if key in done:
                     skipped += 1
                     continue
@@ -253,13 +249,63 @@ def main(argv=None):
         signal.signal(signal.SIGTERM, previous_term)
     wall = time.perf_counter() - started
 
-    print_table([r for r in done.values() if r["k"] in args.ks and r["solver"] in args.solvers
-                 and r["judgments"] in args.judgments and r["key"].endswith(f"|{args.time_limit:g}")], args.time_limit)
+    rows = [done[key] for key in wanted if key in done]  # this command's set, from the log
+    print_table(rows, args.time_limit)
+    if args.compare:
+        print()
+        print_comparison(rows, read_log(args.compare))
     print(f"this run: {count} instance{'' if count == 1 else 's'} solved ({certified} certified) in {wall:.1f} s wall with --jobs {args.jobs}; "
           f"{skipped} already in {args.log}" + (f"; interrupted, {len(todo) - count} left for a rerun" if interrupted
                                                  else ""))
     if interrupted:
         sys.exit(130)
+
+
+def read_log(path: Path) -> dict:
+    """key -> row of a JSON-lines log (a line cut by an interruption is skipped)."""
+    done = {}
+    for line in path.read_text().splitlines():
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        done[row["key"]] = row
+    return done
+
+
+def instance_id(key: str) -> str:
+    """A log key without its solver: the same instance measured by any solver (or any commit)."""
+    prefix, _solver, limit = key.rsplit("|", 2)
+    return f"{prefix}|{limit}"
+
+
+def print_comparison(rows, baseline: dict):
+    """Before (``baseline``, another log) and after (``rows``) on the instances both hold, per group."""
+    before = {}
+    for row in baseline.values():
+        before.setdefault(instance_id(row["key"]), []).append(row)
+    groups = {}
+    for row in rows:
+        for old in before.get(instance_id(row["key"]), ()):
+            groups.setdefault((row["metric"], row["k"], row["judgments"], old["solver"], row["solver"]), []).append((old, row))
+    if not groups:
+        print("before / after: no instance of this set is in the compared log")
+        return
+    commits = sorted({str(r.get("commit")) for r in baseline.values()})
+    print(f"before ({', '.join(commits)}) / after on the same instances: certified %, median and max seconds")
+    header = (f"{'metric':<18} {'judgments':<8} {'n':>4} | {'before':<7} {'cert%':>6} {'median':>8} {'max':>8} | "
+              f"{'after':<7} {'cert%':>6} {'median':>8} {'max':>8} | {'median x':>8}")
+    print(header)
+    print("-" * len(header))
+    for (metric, k, judged, old_solver, solver), pairs in sorted(groups.items(), key=lambda g: (g[0][1], g[0][0], g[0][2])):
+        cells = []
+        for side, name in ((0, old_solver), (1, solver)):
+            seconds = [p[side]["exact_seconds"] for p in pairs]
+            certified = 100 * sum(p[side]["certified"] for p in pairs) / len(pairs)
+            cells.append((name, certified, statistics.median(seconds), max(seconds)))
+        ratio = cells[0][2] / cells[1][2] if cells[1][2] > 0 else float("inf")
+        print(f"{metric:<18} {judged:<8} {len(pairs):>4} | "
+              + " | ".join(f"{n:<7} {c:>6.1f} {m:>8.3f} {x:>8.3f}" for n, c, m, x in cells) + f" | {ratio:>8.1f}")
 
 
 def code_version() -> str | None:
