@@ -524,7 +524,6 @@ def test_profile_lp_optimal_without_a_point_falls_back_to_the_milp(monkeypatch):
     """HiGHS may call a profile's LP optimal with no feasible primal point (seen on a DL-HARD
     Q(beta=1)@100 topic, where it crashed solve_boxes): the profile then goes to its MILP, and the
     answer is still the enumerated maximum, certified."""
-    from medopt.solvers import backends
     from medopt.solvers.backends import HighsSession, Outcome
 
     calls = []
