@@ -1,0 +1,60 @@
+"""benchmarks/exact_depth.py's own pieces: the log, the before / after comparison, an instance row
+(the benchmark itself needs the DL-HARD data and hours; these need neither)."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "exact_depth.py"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("exact_depth", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def row(key, seconds, certified=True, commit="abc1234"):
+    metric, judged, solver = key.split("|")[3], key.rsplit("|", 3)[1], key.rsplit("|", 2)[1]
+    return dict(key=key, metric=metric, k=int(metric.split("@")[1]), judgments=judged, solver=solver,
+                exact_seconds=seconds, certified=certified, commit=commit)
+
+
+def test_read_log_skips_a_line_cut_by_an_interruption(bench, tmp_path):
+    log = tmp_path / "log.jsonl"
+    first = row("r1|r2|7|AP@20|none|highs|60", 0.5)
+    log.write_text(json.dumps(first) + "\n" + '{"key": "r1|r2|8|AP@20|no')
+    assert bench.read_log(log) == {first["key"]: first}
+
+
+def test_instance_id_drops_only_the_solver(bench):
+    assert bench.instance_id("r1|r2|7|nDCG@20|G3|dl-hard|cpsat|60") == "r1|r2|7|nDCG@20|G3|dl-hard|60"
+    assert bench.instance_id("r1|r2|7|AP@20|none|default|60") == bench.instance_id("r1|r2|7|AP@20|none|highs|60")
+    assert bench.instance_id("r1|r2|7|AP@20|none|highs|60") != bench.instance_id("r1|r2|7|AP@20|none|highs|10")
+
+
+def test_comparison_pairs_the_same_instances(bench, capsys):
+    old = {r["key"]: r for r in (row("r1|r2|1|AP@20|none|highs|60", 4.0, commit="old1"),
+                                 row("r1|r2|2|AP@20|none|highs|60", 8.0, certified=False, commit="old1"),
+                                 row("r1|r2|3|AP@20|none|highs|60", 99.0, commit="old1"))}  # not in the new set
+    new = [row("r1|r2|1|AP@20|none|default|60", 1.0), row("r1|r2|2|AP@20|none|default|60", 2.0),
+           row("r1|r2|4|AP@20|none|default|60", 5.0)]  # not in the old log
+    bench.print_comparison(new, old)
+    out = capsys.readouterr().out
+    line = next(l for l in out.splitlines() if l.startswith("AP@20"))
+    assert "(old1)" in out
+    assert line.split() == ["AP@20", "none", "2", "|", "highs", "50.0", "6.000", "8.000", "|",
+                            "default", "100.0", "1.500", "2.000", "|", "4.0"]
+    bench.print_comparison(new, {})
+    assert "no instance" in capsys.readouterr().out
+
+
+def test_instance_row_names_the_solver_used_and_logs_errors(bench):
+    good = bench.run_instance("AP@3", ["d1", "d2", "d3"], ["d3", "d4"], {"d1": 1}, "default", 10)
+    assert good["certified"] and good["used_solver"] == "highs" and good["heuristic"] == "greedy"
+    bad = bench.run_instance("AP@3", ["d1", "d1"], ["d3"], {}, "highs", 10)  # a ranking with a duplicate
+    assert bad["status"] == "error" and not bad["certified"] and bad["error"]
