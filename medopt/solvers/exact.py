@@ -348,19 +348,17 @@ def solve_boxes(formulation, instance, direction, solver, clock, start: float = 
 
 
 def offer_rescored(result: DirectionResult, instance: Instance, direction: str, assignment: dict,
-                   memo: dict | None = None) -> float:
+                   memo: dict) -> float:
     """Offer ``assignment`` (a solver's point, rounded) at its re-scored difference when it meets the
     limits; that difference, or -inf.  ``memo`` (assignment items -> difference) skips points already
     scored: about half of a Q-measure direction's box LP points (DL-HARD qrels, k = 20) repeat one."""
-    key = tuple(assignment.items()) if memo is not None else None
-    if key is not None and key in memo:
-        return memo[key]
-    value = instance.differences(assignment)[direction] if instance.satisfies_limits(assignment) else -math.inf
-    if memo is not None:
-        memo[key] = value
-    if math.isfinite(value):
-        result.offer(value, assignment)
-    return value
+    key = tuple(assignment.items())
+    if key not in memo:
+        memo[key] = instance.differences(assignment)[direction] if instance.satisfies_limits(assignment) \
+            else -math.inf
+        if math.isfinite(memo[key]):
+            result.offer(memo[key], assignment)
+    return memo[key]
 
 
 def rank_rule_guess(instance: Instance, direction: str) -> tuple[float, dict]:
