@@ -3,7 +3,7 @@ for AP@10, AP@20 (greedy, tabu), SSP@20 (tabu) and ERR@20 (tc-err), against the 
 
 Every finished (pair, topic, metric) is appended to a JSON-lines log at once, so an interrupted
 run continues where it stopped when started again with the same --log. Misses are saved as
-counterexample files in --out. Prints the summary table (medopt.certify.summarize) with timings
+counterexample files in --out. Prints the summary table (medopt.campaigns.certify.summarize) with timings
 and an estimate of the time the full 91 pairs take. Usage:
 
     python benchmarks/certify_dlhard.py [--pairs 5] [--time-limit 60] [--solver highs] \
@@ -22,8 +22,9 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from medopt.certify import (SUMMARY_COLUMNS, Case, Settings, certify_case, format_table, plan, save_counterexample,
-                            summarize, warm_up)
+from medopt.campaigns.certify import (SUMMARY_COLUMNS, Case, Settings, certify_case, format_table, plan,
+                                     summarize, warm_up)
+from medopt.campaigns.counterexamples import save_counterexample
 from medopt.io.trec import read_qrels, read_run
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "dl-hard"

@@ -1,6 +1,7 @@
 """medopt: exact Maximized Effectiveness Difference between two rankings, with certificates."""
 
-from .api import METHODS, med, score
+from .api import med, score
+from .methods import REGISTRY as METHODS
 from .errors import InputFormatError, MedoptError, MetricSyntaxError, TooLargeError
 from .instance import Instance, RelevanceLimit, build_instance
 from .metrics import Grading, parse_metric

@@ -9,8 +9,6 @@ depend on time, paths or solver timings.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import inspect
 import os
 import re
@@ -19,8 +17,14 @@ import tempfile
 from collections import namedtuple
 from pathlib import Path
 
+from .api import med
 from .errors import MedoptError
+from .exact.common import Clock
+from .exact.driver import STRATEGIES, available_strategies
+from .formulations import REGISTRY as FORMULATIONS
+from .formulations import formulation_for
 from .instance import build_instance
+from .modeling import pyomo_model
 
 EXAMPLES = {
     # Moffat, eq. 6: only A (relevant) and E (non-relevant) judged; his Tables 2 and 3
@@ -29,13 +33,6 @@ EXAMPLES = {
     "tan-clarke-x1x2": (tuple("ABCDE"), tuple("BCFDA"), {"A": 0, "C": 1, "F": 0}),
 }
 CATALOGUE_EXAMPLE = "moffat-x3x4"
-FAMILY_METRICS = {  # module -> metrics exported; the first one's model is shown on the page
-    "dot_product": ("SDCG@10", "P@10", "DCG@10", "RBP(p=0.95)"),
-    "ndcg": ("nDCG@10",),
-    "precision_sums": ("AP@10", "AP(norm=min)@10", "SSP@10"),
-    "cascade": ("ERR@10", "RR@10"),
-    "q_measure": ("Q@10",),
-}
 STRATEGY_TEXT = {
     "direct": "one model per direction; its maximum is that direction's largest difference.",
     "enumerate": "one model per case of the denominator (`cases()`, a constant in each); the answer is the "
@@ -59,9 +56,7 @@ Export = namedtuple("Export", "metric direction strategy lam case model")
 
 
 def _solve_direction(formulation, instance, direction, strategy):
-    from .solvers.exact import STRATEGIES, Clock
-
-    solved = STRATEGIES[strategy](formulation, instance, direction, "highs", Clock(None))
+    solved = STRATEGIES[strategy].solve(formulation, instance, direction, "highs", Clock(None))
     if not solved.proven or solved.assignment is None or not (solved.log or strategy != "enumerate"):
         raise MedoptError(f"{instance.metric}: the {strategy} solve of direction {direction} found no optimum")
     return solved
@@ -74,8 +69,6 @@ def export_model(metric, example_name: str, *, direction: str = "a", strategy: s
     Ratio metrics: by default the last Dinkelbach step (lam = the direction's exact MED,
     optimum 0); with strategy 'enumerate', the case holding the optimum (or ``case``, a label).
     """
-    from .formulations import formulation_for
-
     if example_name not in EXAMPLES:
         raise MedoptError(f"unknown example {example_name!r}; choose one of {', '.join(EXAMPLES)}")
     a, b, judgments = EXAMPLES[example_name]
@@ -83,7 +76,7 @@ def export_model(metric, example_name: str, *, direction: str = "a", strategy: s
         raise MedoptError(f"direction must be 'a' or 'b', got {direction!r}")
     instance = build_instance(metric, a, b, judgments)
     formulation = formulation_for(instance.metric)
-    available = formulation.strategies_for(instance)
+    available = available_strategies(formulation, instance, "highs")
     strategy = strategy or available[-1]  # the exact solver's default
     if strategy not in available:
         raise MedoptError(f"{instance.metric}: strategy {strategy!r} not available (choose from {', '.join(available)})")
@@ -92,14 +85,14 @@ def export_model(metric, example_name: str, *, direction: str = "a", strategy: s
     if case is not None and strategy not in ("enumerate", "boxes"):
         raise MedoptError("case applies to strategies 'enumerate' and 'boxes' only")
     if strategy == "direct":
-        model = formulation.build(instance, direction)
+        model = formulation.build_direct(instance, direction)
     elif strategy == "compact":
         model = formulation.build_compact(instance, direction)
     elif strategy in ("dinkelbach", "capped"):
         if lam is None:  # the evaluator's value of the optimal assignment, not the solver's float
             lam = instance.difference(_solve_direction(formulation, instance, direction, strategy).assignment, direction)
         stepped = formulation.capped(instance)[0] if strategy == "capped" else instance  # capped: the N / R model
-        model = formulation.build(stepped, direction, lam=lam)
+        model = formulation.build_dinkelbach(stepped, direction, lam)
     else:
         cases = {c.label: c for c in formulation.cases(instance)}
         if case is None:  # the first case whose optimum is the direction's maximum
@@ -194,22 +187,20 @@ def slug(metric: str, strategy: str | None = None) -> str:
     return text.strip("_") + (f"_{strategy}" if strategy else "")
 
 
-def write_page(directory: Path, module_name: str) -> dict:
+def write_page(directory: Path, formulation) -> dict:
     """One formulation module's page and LP files; returns its row of the README index."""
-    import medopt
-    from .formulations import _FAMILIES, formulation_for
-
-    module = importlib.import_module(f"medopt.formulations.{module_name}")
-    families = [f for f, m in _FAMILIES.items() if m == module_name]
+    module = sys.modules[type(formulation).__module__]
+    module_name = module.__name__.rsplit(".", 1)[-1]
+    families = list(formulation.families)
     a, b, judgments = EXAMPLES[CATALOGUE_EXAMPLE]
     lp_rows, lp_files, med_rows, strategies_of, shown = [], [], [], {}, None
-    for metric in FAMILY_METRICS.get(module_name, tuple(f"{f}@10" for f in families)):
+    for metric in formulation.examples or tuple(f"{f}@10" for f in families):
         instance = build_instance(metric, a, b, judgments)
-        available = strategies_of[str(instance.metric)] = formulation_for(instance.metric).strategies_for(instance)
-        continuous = formulation_for(instance.metric).continuous_strategies
+        available = strategies_of[str(instance.metric)] = available_strategies(formulation, instance, "highs")
+        continuous = formulation.continuous
         for strategy in available:
             results = [None if strategy in continuous and s == "cpsat" else
-                       medopt.med(metric, a, b, judgments, method="exact", solver=s, strategy=strategy) for s in SOLVERS]
+                       med(metric, a, b, judgments, method="exact", solver=s, strategy=strategy) for s in SOLVERS]
             solved = [r for r in results if r is not None]
             higher, certified = solved[0].direction, all(r.certified for r in solved)
             med_rows.append(f"| {instance.metric} | {strategy} | " + " | ".join(
@@ -235,7 +226,7 @@ def write_page(directory: Path, module_name: str) -> dict:
             "enumerate": f", the case `{shown.case}` holding the optimum",
             "boxes": f", the case `{shown.case}` holding the optimum"}[shown.strategy]
     _write_text(directory / f"{module_name}.md", [
-        f"# {module.FORMULATION.family_name}", "",
+        f"# {formulation.title}", "",
         f"Formulation module `medopt/formulations/{module_name}.py`. Generated by "
         "`python -m medopt.catalogue models` from the code: do not edit.", "",
         f"Metric families: {', '.join(families)}. Exported here: {', '.join(strategies_of)}.", "",
@@ -260,19 +251,17 @@ def write_page(directory: Path, module_name: str) -> dict:
         "| metric | strategy | HiGHS | CP-SAT | higher list | certified by both |", "|---|---|---|---|---|---|",
         *med_rows, "",
     ])
-    return {"row": f"| {module.FORMULATION.family_name} | {', '.join(families)} | {', '.join(strategies)} | "
+    return {"row": f"| {formulation.title} | {', '.join(families)} | {', '.join(strategies)} | "
                    f"[{module_name}.md]({module_name}.md) | {', '.join(f'[{f}]({f})' for f in lp_files)} |",
             "files": [f"{module_name}.md", *lp_files]}
 
 
 def write_catalogue(directory) -> list[str]:
     """Regenerate models/ (pages, LP files, README.md); returns the file names written."""
-    from .formulations import _FAMILIES, common
-
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    modules = [m for m in dict.fromkeys(_FAMILIES.values()) if importlib.util.find_spec(f"{__package__}.formulations.{m}")]
-    pages = [write_page(directory, name) for name in modules]
+    formulations = list({id(f): f for f in FORMULATIONS.values()}.values())  # registration order
+    pages = [write_page(directory, formulation) for formulation in formulations]
     a, b, _ = EXAMPLES[CATALOGUE_EXAMPLE]
     _write_text(directory / "README.md", [
         "# The MED formulation catalogue", "",
@@ -286,7 +275,7 @@ def write_catalogue(directory) -> list[str]:
         "| family | metrics | strategies | page | LP files |", "|---|---|---|---|---|",
         *[page["row"] for page in pages], "",
         "## Shared by every model", "",
-        "```text", inspect.cleandoc(common.__doc__ or ""), "```", "",
+        "```text", inspect.cleandoc(pyomo_model.__doc__ or ""), "```", "",
         "## Other examples", "",
         "`medopt export --example NAME` also knows: "
         + ", ".join(f"`{n}`" for n in EXAMPLES if n != CATALOGUE_EXAMPLE) + ".", "",

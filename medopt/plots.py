@@ -226,7 +226,7 @@ def judged_fraction_points(runs, qrels_path, metric, *, percents=(0, 25, 50, 75,
     full qrels, and mean MED when only ``percent``% of the qrels is known (topic's G from the full qrels)."""
     from . import api
     from .batch import Settings, collect_rows, read_runs
-    from .fastpath import load_runset
+    from .batch.runset import load_runset
     from .io.trec import read_qrels
 
     metric = parse_metric(metric)

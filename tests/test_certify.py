@@ -10,10 +10,12 @@ import pytest
 from click.testing import CliRunner
 
 import medopt
-import medopt.certify as certify_module
-from medopt.certify import (Case, Heuristic, certify_case, certify_command, check_counterexample,
-                            format_counterexample, load_counterexample, parse_heuristic, printed_tolerance,
-                            save_counterexample, summarize)
+import medopt.campaigns.certify as certify_module
+from medopt.campaigns.certify import Case, Heuristic, certify_case, parse_heuristic, summarize
+from medopt.campaigns.counterexamples import (check_counterexample, counterexample, format_counterexample,
+                                              load_counterexample, save_counterexample)
+from medopt.campaigns.peer import printed_tolerance
+from medopt.cli.certify import certify_command
 from medopt.errors import MedoptError
 from medopt.io.trec import read_qrels, read_run
 from medopt.result import MedResult
@@ -146,7 +148,7 @@ def test_counterexample_keeps_only_what_matters():
     heuristic = parse_heuristic("tc-err(p=0)")
     results = [medopt.med("ERR@5", case.a, case.b, case.judgments, method=method, **options, **extra)
                for method, extra in (("tc-err", heuristic.options), ("exact", {}))]
-    data = certify_module.counterexample(case, medopt.parse_metric("ERR@5"), heuristic, *results, options)
+    data = counterexample(case, medopt.parse_metric("ERR@5"), heuristic, *results, options)
     assert data["judgments"] == in_lists and data["heuristic"]["params"] == {"p": 0}
     assert check_counterexample(data).ok
 
@@ -162,7 +164,7 @@ def test_summary_counts_uncertified_apart():
 
 
 def test_heuristic_above_exact_is_reported_loudly(tmp_path, monkeypatch):
-    real = certify_module._timed_med
+    real = certify_module.timed_med
 
     def inflated(*args, **kwargs):  # a broken greedy (the exact solver, which warm-starts from it, is untouched)
         result, seconds = real(*args, **kwargs)
@@ -170,7 +172,7 @@ def test_heuristic_above_exact_is_reported_loudly(tmp_path, monkeypatch):
             result = MedResult(**{**result.to_dict(), "value": result.value + 0.125})
         return result, seconds
 
-    monkeypatch.setattr(certify_module, "_timed_med", inflated)
+    monkeypatch.setattr(certify_module, "timed_med", inflated)
     result = invoke(*RUNS[:2], "--qrels", QRELS, "-m", "AP@5", "--heuristic", "greedy", "--out", tmp_path,
                     "--no-progress")
     assert result.exit_code == 1
@@ -181,14 +183,14 @@ def test_heuristic_above_exact_is_reported_loudly(tmp_path, monkeypatch):
 
 
 def test_exact_solver_failure_is_kept_as_a_row(tmp_path, monkeypatch):
-    real = certify_module._timed_med
+    real = certify_module.timed_med
 
     def failing(*args, **kwargs):  # an exact solver that refuses one topic
         if kwargs["method"] == "exact" and args[1] == read_run(RUNS[0]).rankings["401"]:
             raise MedoptError("model broken")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(certify_module, "_timed_med", failing)
+    monkeypatch.setattr(certify_module, "timed_med", failing)
     result = invoke(*RUNS[:2], "--qrels", QRELS, "-m", "AP@5", "--heuristic", "greedy", "--out", tmp_path,
                     "--no-progress")
     assert result.exit_code == 0, result.output

@@ -206,7 +206,8 @@ def test_ap_dinkelbach_matrix_is_the_pyomo_model():
     partial judgments, relevance limits and rank dominance (Instance.reduced)."""
     from medopt.formulations import formulation_for
     from medopt.instance import build_instance
-    from medopt.solvers.exact import dinkelbach_matrix
+    from medopt.exact.dinkelbach import dinkelbach_matrix
+    from medopt.reductions import reduce
 
     compared = identical = 0
     for index, (case, limits) in enumerate(oracle_cases(seed=331, count=60)):
@@ -214,7 +215,7 @@ def test_ap_dinkelbach_matrix_is_the_pyomo_model():
         instance = build_instance(metric, case.a, case.b, case.judgments, max_grade=case.max_grade, limits=limits)
         formulation = formulation_for(instance.metric)
         for direction in "ab":
-            reduced = instance.reduced(direction)
+            reduced = reduce(instance, direction)
             try:
                 pyomo = dinkelbach_matrix(formulation, reduced, direction)
             except Exception as error:  # a relevance limit no assignment meets: both must say so

@@ -16,7 +16,9 @@ import pytest
 
 import medopt
 from medopt.errors import MedoptError
-from medopt.formulations.cascade import FORMULATION, Cascade
+from medopt.formulations import REGISTRY
+from medopt.formulations.cascade import Cascade
+from medopt.reductions import reduce
 from medopt.instance import RelevanceLimit, build_instance
 from medopt.random_instances import random_instances
 from medopt.solvers.backends import compile_model, solve
@@ -63,7 +65,7 @@ def test_compact_model_presolve_case():
     maximum is 0.25390625 (d7 at grade 0).  The compact model runs HiGHS without presolve."""
     instance = build_instance("ERR@6", ["d4", "d2", "d7", "d1"], ["d3", "d4", "d2", "d7"],
                               {"d2": 2, "d3": 0, "d4": 1}, max_grade=2)
-    outcome = solve(compile_model(FORMULATION.build_compact(instance.reduced("a"), "a")), "highs")
+    outcome = solve(compile_model(REGISTRY["ERR"].build_compact(reduce(instance, "a"), "a")), "highs")
     assert outcome.status == "optimal" and outcome.objective == pytest.approx(0.25390625, abs=1e-12)
     result = medopt.med("ERR@6", instance.a, instance.b, instance.judgments, max_grade=2, method="exact")
     assert result.certified and result.value == pytest.approx(0.25390625, abs=1e-12)
@@ -204,7 +206,7 @@ def test_edge_cases(solver):
 
 def test_model_reads_like_the_math():
     instance = build_instance("ERR@3", ["d1", "d2", "d3"], ["d3", "d4"], {"d2": 1}, max_grade=1)
-    model = FORMULATION.build(instance, "a")
+    model = REGISTRY["ERR"].build(instance, "a")
     names = {c.local_name for c in model.component_objects((pyo.Var, pyo.Constraint))}
     assert {"x", "s", "t", "leave_state", "class_agrees", "flow"} <= names
     # A: states before rank 1, 2, 3 are {0}, {0, 1}, {1, 2} (d2 is judged relevant); B: {0}, {0, 1}

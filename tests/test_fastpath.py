@@ -11,7 +11,8 @@ import pytest
 
 import medopt
 from medopt.errors import MedoptError
-from medopt.fastpath import columns_from_rankings, load_runset, med_rows, read_run_columns
+from medopt.batch.fastpath import med_rows
+from medopt.batch.runset import columns_from_rankings, load_runset, read_run_columns
 from medopt.generate import generate_runs
 from medopt.instance import build_instance
 from medopt.io.trec import read_run, write_run

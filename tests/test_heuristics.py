@@ -107,14 +107,24 @@ def test_greedy_rejects_other_metrics_and_limits():
         medopt.med("SSP@10", X3, X4, X34_JUDGED, method="greedy")
     with pytest.raises(MedoptError, match="greedy"):
         medopt.med("nDCG@10", X3, X4, X34_JUDGED, method="greedy")
-    with pytest.raises(MedoptError, match="greedy does not support relevance limits"):
+    with pytest.raises(MedoptError, match="greedy.*does not support relevance limits"):
         medopt.med("AP@10", X3, X4, X34_JUDGED, method="greedy", limits=[RelevanceLimit(high=3)])
 
 
-def test_greedy_is_deterministic_and_ignores_unrelated_options():
+def test_greedy_is_deterministic_and_refuses_options_it_does_not_take():
     first = medopt.med("AP@10", X3, X4, X34_JUDGED, method="greedy")
-    second = medopt.med("AP@10", X3, X4, X34_JUDGED, method="greedy", solver="highs", time_limit=5)
+    second = medopt.med("AP@10", X3, X4, X34_JUDGED, method="greedy", time_limit=5)
     assert (first.value, first.direction, first.assignment) == (second.value, second.direction, second.assignment)
+    with pytest.raises(MedoptError, match="method 'greedy' does not take solver"):
+        medopt.med("AP@10", X3, X4, X34_JUDGED, method="greedy", solver="highs")
+    with pytest.raises(MedoptError, match="method 'tabu' does not take p "):
+        medopt.med("AP@10", X3, X4, X34_JUDGED, method="tabu", p=3)
+
+
+def test_auto_drops_the_options_its_choice_does_not_take():
+    """A solver asked for with method='auto' applies where auto picks an exact model, not to the closed form."""
+    result = medopt.med("P@10", X3, X4, X34_JUDGED, solver="cpsat")
+    assert result.method == "closed-form" and result.certified
 
 
 # -- tabu ---------------------------------------------------------------------------
@@ -173,7 +183,7 @@ def test_tabu_is_deterministic_for_a_seed_and_valid_for_every_seed():
 
 def test_tabu_passes_options_through_med():
     result = medopt.med("AP@10", X3, X4, X34_JUDGED, method="tabu", seed=5, iterations=20, tenure=2, restarts=3,
-                        solver="highs", time_limit=3)
+                        time_limit=3)
     assert result.details["seed"] == 5 and result.details["iterations"] == 20 and result.details["restarts"] == 3
     assert result.details["a"]["tenure"] == 2 and result.details["a"]["starts"] == 4
 

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from medopt.instance import build_instance
+from medopt.reductions import reduce
 from exact_cases import oracle_cases
 
 METRICS = ["P@{k}", "DCG@{k}", "SDCG@{k}", "RBP(p=0.8)", "nDCG@{k}", "nDCG", "SSP@{k}", "AP@{k}",
@@ -45,7 +46,7 @@ def test_reductions_keep_the_maximum(template):
         if best(instance, "a") == -float("inf"):
             continue  # no assignment meets the limits
         for direction in ("a", "b"):
-            reduced = instance.reduced(direction)
+            reduced = reduce(instance, direction)
             full = best(instance, direction)
             if reduced is instance or full < 0:
                 continue
@@ -64,12 +65,12 @@ def test_reductions_keep_the_maximum(template):
 def test_ndcg_fixes_documents_whose_net_weight_is_not_positive():
     instance = build_instance("nDCG@3", ["d1", "d2", "d3"], ["d3", "d2", "d4"], {}, max_grade=2)
     # direction a: d2 has the same discount in both lists, d3 and d4 weigh more in B: all at grade 0
-    assert instance.reduced("a").fixed == {"d2": 0, "d3": 0, "d4": 0}
-    assert instance.reduced("b").fixed == {"d1": 0, "d2": 0}
+    assert reduce(instance, "a").fixed == {"d2": 0, "d3": 0, "d4": 0}
+    assert reduce(instance, "b").fixed == {"d1": 0, "d2": 0}
     from medopt.instance import RelevanceLimit
     limited = build_instance("nDCG@3", ["d1", "d2", "d3"], ["d3", "d2", "d4"], {}, max_grade=2,
                              limits=[RelevanceLimit(grade=1, low=2)])
-    assert limited.reduced("a").fixed == {}  # an "at least" limit may need them relevant
+    assert reduce(limited, "a").fixed == {}  # an "at least" limit may need them relevant
 
 
 def shared_ends_cases(seed, count):
@@ -96,14 +97,14 @@ def shared_ends_cases(seed, count):
 def test_shared_ends_keep_the_maximum(metric):
     """The common prefix and suffix fixed at 0 keep every direction that can hold the MED, and the
     exact driver (which applies it) returns the enumerated MED; the cases are built to have them."""
-    from medopt.instance import shared_ends
-    from medopt.solvers.exact import exact
+    from medopt.reductions import shared_ends
+    from medopt.exact.driver import exact
     fixed_somewhere = 0
     for a, b, judgments, max_grade in shared_ends_cases(seed=len(metric) * 131, count=80):
         instance = build_instance(metric.format(k=len(a) - 1), a, b, judgments, max_grade=max_grade)
         full = {d: best(instance, d) for d in ("a", "b")}
         for direction, other in (("a", "b"), ("b", "a")):
-            reduced = instance.reduced(direction)
+            reduced = reduce(instance, direction)
             ends = set(shared_ends(instance.a, instance.b)) & set(instance.unjudged)
             assert ends <= set(reduced.fixed) and all(reduced.fixed[d] == 0 for d in ends)
             fixed_somewhere += bool(ends)
@@ -117,7 +118,7 @@ def test_shared_ends_keep_the_maximum(metric):
 
 
 def test_shared_ends_finds_prefix_and_suffix():
-    from medopt.instance import shared_ends
+    from medopt.reductions import shared_ends
     assert shared_ends(("p", "q", "x", "y", "s"), ("p", "q", "y", "x", "s")) == ("p", "q", "s")
     assert shared_ends(("p", "x", "y", "s"), ("p", "y", "z", "s")) == ("p",)  # {x, y} != {y, z}: no suffix
     assert shared_ends(("p", "x", "s"), ("p", "x", "s")) == ("p", "x", "s")

@@ -1,36 +1,21 @@
 """Explicit mathematical programs for MED, one module per metric family.
 
-A formulation builds, for one direction (A over B, or B over A), a Pyomo model
-whose maximum is that direction's largest score difference.  Families whose
-objective is a ratio (recall-normalised metrics) say so and offer two exact
-strategies: enumerate the denominator (``cases``) or Dinkelbach iteration
-(``build(..., lam=...)`` with objective N - lam * D).  See models/ for the math.
+Every module in this package is imported here and registers its formulation (``base.register``)
+for the metric families it models: a new family needs only its module.  A formulation builds,
+for one direction (A over B, or B over A), models whose maximum is that direction's largest
+score difference; the interfaces it implements (``base``) say which exact strategies apply.
+See models/ for the math.
 """
 
 from __future__ import annotations
 
-from ..errors import MedoptError
-from .base import Formulation
+import importlib
+import pkgutil
 
-_FAMILIES: dict[str, str] = {
-    "P": "dot_product", "DCG": "dot_product", "SDCG": "dot_product", "RBP": "dot_product",
-    "nDCG": "ndcg",
-    "SSP": "precision_sums", "AP": "precision_sums",
-    "RR": "cascade", "ERR": "cascade",
-    "Q": "q_measure",
-}
+from .base import REGISTRY, Case, Formulation, formulation_for
 
+for _module in pkgutil.iter_modules(__path__):
+    if _module.name != "base":
+        importlib.import_module(f"{__name__}.{_module.name}")
 
-def formulation_for(metric) -> Formulation:
-    import importlib
-
-    module = _FAMILIES.get(metric.family)
-    if module is None:
-        raise MedoptError(f"no exact formulation for {metric}")
-    try:
-        loaded = importlib.import_module(f"{__name__}.{module}")
-    except ModuleNotFoundError as error:
-        if error.name == f"{__name__}.{module}":
-            raise MedoptError(f"no exact formulation for {metric} yet") from None
-        raise
-    return loaded.FORMULATION
+__all__ = ["REGISTRY", "Case", "Formulation", "formulation_for"]

@@ -1,9 +1,37 @@
-"""The protocol every formulation module follows (one ``FORMULATION`` object each)."""
+"""The formulation registry and the interfaces a formulation declares.
+
+A formulation module holds the math of one metric family's MED model and registers itself with
+``@register``: which metric families it models and example metrics (the catalogue shows the
+first; the registry-driven tests use them all).  What the exact driver can do with it follows
+from the interfaces it implements, each the model side of one strategy (exact/):
+
+* :class:`DirectModel` -- one model whose maximum is the direction's largest difference
+  (strategy ``direct``; ``compact`` with :class:`CompactModel`);
+* :class:`CaseModels` -- a ratio N / D solved case by case, each case a constant D
+  (strategy ``enumerate``);
+* :class:`DinkelbachModels` -- a ratio solved by Dinkelbach steps max N - lam D
+  (strategies ``dinkelbach`` and, with :class:`CappedRatio`, ``capped``);
+* :class:`BoxSearch` -- cases grouped into boxes with a relaxation bound each (strategy ``boxes``).
+
+Cases are typed: each formulation subclasses :class:`Case` with the fields that fix its
+denominator.  Formulations import the modelling layer, never a solver.
+"""
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Callable, ClassVar, Iterable
+
+from ..errors import MedoptError
+
+
+@dataclass(frozen=True)
+class Case:
+    """One constant denominator of a ratio metric (a subclass says what fixes it)."""
+
+    label: str
+    denominator: float
 
 
 @dataclass
@@ -11,7 +39,7 @@ class DinkelbachMatrix:
     """A ratio's Dinkelbach model as a matrix: the rows, N = numerator . x + numerator_constant,
     D likewise, and ``assignment(x)``: unjudged doc -> grade from solved column values."""
 
-    matrix: object  # solvers.backends.MatrixModel (its objective is set per step)
+    matrix: object  # modeling.MatrixModel (its objective is set per step)
     numerator: object
     numerator_constant: float
     denominator: object
@@ -19,47 +47,58 @@ class DinkelbachMatrix:
     assignment: Callable
 
 
-@dataclass(frozen=True)
-class Case:
-    """One fixed denominator of a ratio metric: constraints that fix it, and its value."""
+class Formulation(ABC):
+    """Builds MED models for the metric families it registers for."""
 
-    label: str
-    denominator: float
-    fix: dict  # formulation-specific description of what is fixed
+    families: ClassVar[tuple[str, ...]] = ()
+    examples: ClassVar[tuple[str, ...]] = ()   # metric strings; the first is shown in the catalogue
+    title: ClassVar[str] = ""
+    continuous: ClassVar[frozenset] = frozenset()  # strategies whose models have continuous variables
 
+    @abstractmethod
+    def strategies(self, instance) -> tuple[str, ...]:
+        """The strategies that apply to this instance, the usually fastest last (the default)."""
 
-class Formulation:
-    """Builds MED models for one metric family.
+    def preferred_solver(self, instance) -> str | None:
+        """The solver to use when none is asked for (None: the driver's default)."""
+        return None
 
-    ratio = False: ``build(instance, direction)`` is the whole story, its objective
-    is the direction's score difference.
-    ratio = True: the difference is N(x) / D(x).  ``cases(instance)`` lists the
-    possible denominators, and ``build(instance, direction, case=c)`` maximises
-    N / c.denominator subject to D fixed at c; ``build(..., lam=l)`` maximises
-    N - l * D (Dinkelbach), and ``min_denominator`` is the smallest positive D.
-    """
-
-    family_name: str = ""
-    ratio: bool = False
-    strategies: tuple[str, ...] = ("direct",)
-    continuous_strategies: tuple[str, ...] = ()  # strategies whose models have continuous variables (HiGHS only)
-    warm_start: dict = {}  # metric family -> heuristic method whose answer seeds the exact search
-    default_solver: dict = {}  # metric family -> (solver, from depth): used when none is asked for (else HiGHS)
+    def seeds(self, instance, direction: str) -> Iterable[dict]:
+        """Cheap candidate assignments (unjudged doc -> grade); the driver re-scores each."""
+        return ()
 
     def build(self, instance, direction: str, *, case: Case | None = None, lam: float | None = None):
-        raise TypeError(f"{type(self).__name__} must define build()")
+        """The Pyomo model of one direction: a case's (``case``), a Dinkelbach step's (``lam``), or
+        the direct model; the teaching entry point (notebooks, catalogue)."""
+        if case is not None:
+            if isinstance(self, BoxSearch) and self.is_box(case):
+                return self.build_box(instance, direction, case, lam)
+            return self.build_case(instance, direction, case)
+        if lam is not None:
+            return self.build_dinkelbach(instance, direction, lam)
+        return self.build_direct(instance, direction)
 
-    def solver_for(self, instance) -> str:
-        """The solver when none is asked for: the family's from its depth on (the longer cut list), else HiGHS."""
-        solver, from_depth = self.default_solver.get(instance.metric.family, ("highs", 0))
-        return solver if max(len(instance.a), len(instance.b)) >= from_depth else "highs"
 
-    def strategies_for(self, instance) -> tuple[str, ...]:
-        """Strategies that apply to this instance, the usually fastest last."""
-        return self.strategies
+class DirectModel(ABC):
+    @abstractmethod
+    def build_direct(self, instance, direction: str):
+        """A model whose maximum is the direction's largest score difference."""
 
+
+class CompactModel(ABC):
+    @abstractmethod
+    def build_compact(self, instance, direction: str):
+        """A smaller model of the same maximum, with continuous variables."""
+
+
+class CaseModels(ABC):
+    @abstractmethod
     def cases(self, instance) -> Iterable[Case]:
-        return ()
+        """Every possible denominator of the instance."""
+
+    @abstractmethod
+    def build_case(self, instance, direction: str, case: Case):
+        """max N / case.denominator subject to D fixed at the case."""
 
     def bounded_cases(self, instance, direction: str):
         """Optional: (bound, case) pairs, bounds non-increasing, each a proven upper bound of the
@@ -70,12 +109,72 @@ class Formulation:
     def min_denominator(self, instance) -> float:
         return 1.0
 
+
+class DinkelbachModels(ABC):
+    @abstractmethod
+    def build_dinkelbach(self, instance, direction: str, lam: float):
+        """max N - lam D, with ``numerator`` and ``denominator`` expressions on the model."""
+
     def dinkelbach_matrix(self, instance, direction: str) -> "DinkelbachMatrix | None":
-        """Optional: the Dinkelbach model of ``build(..., lam=...)`` in matrix form, built without
-        Pyomo.  None: the driver compiles the Pyomo model."""
+        """Optional: the same model in matrix form, built without Pyomo.  None: the driver compiles
+        ``build_dinkelbach``."""
         return None
 
-    def seeds(self, instance, direction: str) -> Iterable[dict]:
-        """Optional: cheap candidate assignments (unjudged doc -> grade) for ``direction``; the driver
-        re-scores each with the evaluators and starts from the best as a reached difference."""
-        return ()
+    def min_denominator(self, instance) -> float:
+        return 1.0
+
+
+class CappedRatio(ABC):
+    @abstractmethod
+    def capped(self, instance):
+        """(instance of the uncapped ratio N / D, cap): the metric is N / min(cap, D)."""
+
+
+class BoxSearch(ABC):
+    @abstractmethod
+    def root_boxes(self, instance) -> list:
+        """Boxes (and single cases) that together hold every case."""
+
+    @abstractmethod
+    def split(self, instance, box) -> list:
+        """Two or more boxes (or cases) that together hold the box's cases."""
+
+    @abstractmethod
+    def is_box(self, case) -> bool:
+        """Whether ``case`` is a box of several cases (else a single case)."""
+
+    @abstractmethod
+    def build_box(self, instance, direction: str, box, lam: float):
+        """A model whose optimum F(lam) bounds R(x) (difference(x) - lam) over the box."""
+
+    def small_box(self, instance, direction: str, box):
+        """Optional: (exact maximum, assignment) of a box with few assignments, else None."""
+        return None
+
+    def too_wide(self, instance, box) -> bool:
+        """Optional: a box whose relaxation could not bound it (split without a test)."""
+        return False
+
+    def box_models(self, instance, direction: str, cases: bool = False):
+        """Optional: a compiled template whose ``patched(case, lam)`` is a box's or case's matrix."""
+        return None
+
+
+REGISTRY: dict[str, Formulation] = {}
+
+
+def register(cls: type[Formulation]) -> type[Formulation]:
+    """Class decorator: one instance of the formulation serves each family it declares."""
+    formulation = cls()
+    for family in cls.families:
+        if family in REGISTRY:
+            raise RuntimeError(f"two formulations for metric family {family!r}")
+        REGISTRY[family] = formulation
+    return cls
+
+
+def formulation_for(metric) -> Formulation:
+    formulation = REGISTRY.get(metric.family)
+    if formulation is None:
+        raise MedoptError(f"no exact formulation for {metric}")
+    return formulation

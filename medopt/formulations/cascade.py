@@ -99,8 +99,8 @@ from dataclasses import dataclass
 
 import pyomo.environ as pyo
 
-from .base import Formulation
-from .common import direction_sign, grade_indicator, new_model
+from .base import CompactModel, DirectModel, Formulation, register
+from ..modeling import direction_sign, grade_indicator, new_model
 
 STOPPED = None  # the "state" after a stopping class: nothing below counts
 NEGLIGIBLE_REACH = 1e-13  # states reached with less probability are treated as stopped (see build)
@@ -177,10 +177,12 @@ def state_label(n: tuple) -> str:
     return "n(" + ",".join(map(str, n)) + ")"
 
 
-class Cascade(Formulation):
-    family_name = "state-expanded cascade (RR, ERR)"
-    strategies = ("direct", "compact")
-    continuous_strategies = ("compact",)  # models with continuous variables: HiGHS only
+@register
+class Cascade(Formulation, DirectModel, CompactModel):
+    families = ("RR", "ERR")
+    examples = ("ERR@10", "RR@10")
+    title = "state-expanded cascade (RR, ERR)"
+    continuous = frozenset({"compact"})  # models with continuous variables: HiGHS only
 
     def __init__(self, extreme_grades: bool = True):
         self.extreme_grades = extreme_grades
@@ -191,7 +193,10 @@ class Cascade(Formulation):
             return (0, instance.max_grade)
         return tuple(range(instance.max_grade + 1))
 
-    def build(self, instance, direction, *, case=None, lam=None):
+    def strategies(self, instance):
+        return ("direct", "compact")
+
+    def build_direct(self, instance, direction):
         m = new_model(instance, direction, "state-expanded cascade MILP")
         classes, grades = stop_classes(instance), self.unjudged_grades(instance)
         for (doc, grade), var in m.x.items():
@@ -348,5 +353,3 @@ class Cascade(Formulation):
         m.highs_options = {"presolve": "off"}
         return m
 
-
-FORMULATION = Cascade()

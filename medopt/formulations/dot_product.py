@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import pyomo.environ as pyo
 
-from .base import Formulation
-from .common import direction_sign, new_model, value_at
+from .base import DirectModel, Formulation, register
+from ..modeling import direction_sign, new_model, value_at
 
 
 def weighted_gain_sum(m, instance, ranking):
@@ -22,10 +22,16 @@ def weighted_gain_sum(m, instance, ranking):
     return sum(w * value_at(m, instance, d, lambda g: metric.unit_gain(g, grading)) for w, d in zip(weights, ranking))
 
 
-class DotProduct(Formulation):
-    family_name = "dot-product (P, DCG, SDCG, RBP)"
+@register
+class DotProduct(Formulation, DirectModel):
+    families = ("P", "DCG", "SDCG", "RBP")
+    examples = ("SDCG@10", "P@10", "DCG@10", "RBP(p=0.95)")
+    title = "dot-product (P, DCG, SDCG, RBP)"
 
-    def build(self, instance, direction, *, case=None, lam=None):
+    def strategies(self, instance):
+        return ("direct",)
+
+    def build_direct(self, instance, direction):
         m = new_model(instance, direction, "dot-product LP")
         sign = direction_sign(direction)
         m.score_a = pyo.Expression(expr=weighted_gain_sum(m, instance, instance.a), doc="M(A), linear in x")
@@ -37,5 +43,3 @@ class DotProduct(Formulation):
                                     doc="maximise the better list's score minus the other's")
         return m
 
-
-FORMULATION = DotProduct()

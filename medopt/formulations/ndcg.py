@@ -31,6 +31,7 @@ The default strategy while the profile grid has at most 4,000,000 points.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -38,8 +39,9 @@ import pyomo.environ as pyo
 
 from ..errors import MedoptError
 from ..metrics.base import log2_discount
-from .base import Case, Formulation
-from .common import count_at_least, direction_sign, gain_at, judged_count, new_model
+from .base import Case, CaseModels, DinkelbachModels, Formulation, register
+from ..instance import judged_count
+from ..modeling import count_at_least, direction_sign, gain_at, new_model
 
 
 MAX_PROFILE_GRID = 4_000_000  # candidate profiles (before C_1 >= ... >= C_G) enumerated at most
@@ -65,20 +67,29 @@ def prefix_discount(m: int) -> float:
     return sum(log2_discount(i) for i in range(1, m + 1))
 
 
-class NDCG(Formulation):
-    family_name = "nDCG (ratio: DCG over ideal DCG)"
-    ratio = True
-    strategies = ("dinkelbach", "enumerate")
+@dataclass(frozen=True)
+class IdealProfile(Case):
+    """The capped ideal profile fixed: ``counts[g]`` = min(k, C_g) for every positive grade g."""
 
-    def strategies_for(self, instance):
+    counts: dict = None
+
+
+@register
+class NDCG(Formulation, CaseModels, DinkelbachModels):
+    families = ("nDCG",)
+    examples = ("nDCG@10",)
+    title = "nDCG (ratio: DCG over ideal DCG)"
+
+    def strategies(self, instance):
         """Profile enumeration (default) while the profile grid stays small, else Dinkelbach."""
-        return self.strategies if self.grid_size(instance) <= MAX_PROFILE_GRID else ("enumerate", "dinkelbach")
+        if self.grid_size(instance) <= MAX_PROFILE_GRID:
+            return ("dinkelbach", "enumerate")
+        return ("enumerate", "dinkelbach")
 
     def grid_size(self, instance) -> int:
         k, free = depth_of_ideal(instance), len(instance.unjudged)
         return math.prod(min(k, judged_count(instance, g) + free) - min(k, judged_count(instance, g)) + 1
                          for g in range(1, instance.max_grade + 1))
-    warm_start = {"nDCG": "alg1"}
 
     def _base(self, instance, direction, name):
         m = new_model(instance, direction, name)
@@ -90,19 +101,20 @@ class NDCG(Formulation):
                                     doc="C_g: documents of the collection with grade >= g")
         return m
 
-    def build(self, instance, direction, *, case=None, lam=None):
+    def build_case(self, instance, direction, case):
         k = depth_of_ideal(instance)
-        steps = gain_steps(instance)
-        if case is not None:
-            m = self._base(instance, direction, f"nDCG, ideal profile fixed ({case.label})")
-            capped = case.fix
-            m.profile = pyo.Constraint(
-                m.GRADES, rule=lambda m, g: m.at_least[g] == capped[g] if capped[g] < k else m.at_least[g] >= k,
-                doc="fix min(k, C_g) to the case's profile")
-            m.denominator = pyo.Expression(expr=case.denominator, doc="IDCG of this profile (a constant)")
-            m.objective = pyo.Objective(expr=m.numerator * (1.0 / case.denominator), sense=pyo.maximize,
-                                        doc="maximise N / IDCG(profile): the nDCG difference in this case")
-            return m
+        m = self._base(instance, direction, f"nDCG, ideal profile fixed ({case.label})")
+        capped = case.counts
+        m.profile = pyo.Constraint(
+            m.GRADES, rule=lambda m, g: m.at_least[g] == capped[g] if capped[g] < k else m.at_least[g] >= k,
+            doc="fix min(k, C_g) to the case's profile")
+        m.denominator = pyo.Expression(expr=case.denominator, doc="IDCG of this profile (a constant)")
+        m.objective = pyo.Objective(expr=m.numerator * (1.0 / case.denominator), sense=pyo.maximize,
+                                    doc="maximise N / IDCG(profile): the nDCG difference in this case")
+        return m
+
+    def build_dinkelbach(self, instance, direction, lam):
+        k, steps = depth_of_ideal(instance), gain_steps(instance)
         m = self._base(instance, direction, f"nDCG, Dinkelbach step lam={lam!r}")
         judged = {g: judged_count(instance, g) for g in m.GRADES}
         largest = {g: judged[g] + len(instance.unjudged) for g in m.GRADES}
@@ -141,8 +153,8 @@ class NDCG(Formulation):
         return grid[keep], ideal[keep]
 
     def case_of(self, instance, profile, ideal) -> Case:
-        return Case(label="profile " + ",".join(map(str, profile)), denominator=float(ideal),
-                    fix={g: int(c) for g, c in zip(range(1, instance.max_grade + 1), profile)})
+        return IdealProfile(label="profile " + ",".join(map(str, profile)), denominator=float(ideal),
+                            counts={g: int(c) for g, c in zip(range(1, instance.max_grade + 1), profile)})
 
     def cases(self, instance):
         grid, ideal = self.profiles(instance)
@@ -188,5 +200,3 @@ class NDCG(Formulation):
         smallest_positive_step = min((s for s in steps.values() if s > 0), default=1.0)
         return judged if judged > 0 else smallest_positive_step
 
-
-FORMULATION = NDCG()

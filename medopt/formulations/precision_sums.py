@@ -23,14 +23,16 @@ R = 0 means no relevant document: both scores and the difference are 0.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import pyomo.environ as pyo
 
 from ..metrics import parse_metric
-from ..solvers.direct import Linear, LinearModel, Row
-from .base import Case, DinkelbachMatrix, Formulation
-from .common import binary_and, count_at_least, direction_sign, judged_count, new_model, relevant_at
+from .base import (CappedRatio, Case, CaseModels, DinkelbachMatrix, DinkelbachModels, DirectModel, Formulation,
+                   register)
+from ..instance import judged_count
+from ..modeling import (LinearModel, binaries, binary_and, count_at_least, direction_sign, equal, expression,
+                        new_model, relevant_at, row, rows, total)
 
 
 def pair_weights(instance, direction) -> dict:
@@ -93,91 +95,87 @@ def numerator_expression(m, instance, direction):
     return total + sum(w * m.both_relevant[k] for k, w in m.pair_weight.items())
 
 
-class PrecisionSums(Formulation):
-    family_name = "sum of precisions (SSP, AP, AP(norm=min))"
-    ratio = True  # AP; SSP shares the module with a constant denominator (strategies_for)
-    strategies = ("enumerate", "dinkelbach")
-    warm_start = {"AP": "greedy"}
-    # CP-SAT for AP and AP(norm=min) from depth 50: on the DL-HARD benchmark (k = 100, no judgments,
-    # 20 instances) HiGHS took up to 56.5 s (AP) and 62.4 s, uncertified (AP(norm=min)), on one topic
-    # whose Dinkelbach MILPs need ~20 s of root cuts; CP-SAT certified all, max 2.7 s and 7.1 s,
-    # medians 1.25 / 2.46 s (HiGHS 1.14 / 1.28 s); with the qrels both have medians 0.11-0.14 s.
-    # At k = 20 (10 x 50 instances a row, all certified) HiGHS is as fast or faster: AP(norm=min) medians
-    # 0.044 / 0.043 s (qrels / none) against CP-SAT's 0.047 / 0.054 s; AP 0.037 / 0.034 against 0.033 / 0.045 s.
-    default_solver = {"AP": ("cpsat", 50)}
+@dataclass(frozen=True)
+class RelevantCount(Case):
+    """R fixed: R = r, or R >= r (norm=min with r >= k, where min(k, R) = k)."""
 
-    def _base(self, instance, direction, name):
-        m = new_model(instance, direction, name)
+    r: int = 0
+    at_least: bool = False
+
+
+@register
+class PrecisionSums(Formulation, DirectModel, CaseModels, DinkelbachModels, CappedRatio):
+    families = ("SSP", "AP")
+    examples = ("AP@10", "AP(norm=min)@10", "SSP@10")
+    title = "sum of precisions (SSP, AP, AP(norm=min))"
+
+    def preferred_solver(self, instance):
+        """CP-SAT for AP and AP(norm=min) from depth 50 (the longer cut list), HiGHS otherwise
+        (measured: docs/solvers.md)."""
+        depth = max(len(instance.a), len(instance.b))
+        return "cpsat" if instance.metric.family == "AP" and depth >= 50 else None
+
+    def strategies(self, instance):
+        if instance.metric.family == "SSP":
+            return ("direct",)
+        return ("enumerate", "dinkelbach") + (("capped",) if self.min_cutoff(instance) is not None else ())
+
+    def _base(self, m, instance, direction):
+        """Products, N and R on a model of either builder: the part every AP and SSP model shares."""
         relevance_products(m, instance, direction)
-        m.numerator = pyo.Expression(expr=numerator_expression(m, instance, direction),
-                                     doc="N: signed difference of the sums of precisions SP(A) - SP(B)")
-        m.relevant_count = pyo.Expression(expr=count_at_least(m, instance, instance.metric.p("rel")),
-                                          doc="R: relevant documents of the collection")
-        return m
+        numerator = expression(m, "numerator", numerator_expression(m, instance, direction),
+                               doc="N: signed difference of the sums of precisions SP(A) - SP(B)")
+        relevant = expression(m, "relevant_count", count_at_least(m, instance, instance.metric.p("rel")),
+                              doc="R: relevant documents of the collection")
+        return numerator, relevant
 
     # -- SSP: not a ratio -------------------------------------------------------
-    def build(self, instance, direction, *, case=None, lam=None):
-        if instance.metric.family == "SSP":
-            m = self._base(instance, direction, "SSP MILP")
-            m.objective = pyo.Objective(expr=m.numerator * (1.0 / instance.metric.cutoff), sense=pyo.maximize,
-                                        doc="maximise SP(better)/k - SP(other)/k")
-            return m
-        return self.build_ratio(instance, direction, case=case, lam=lam)
+    def build_direct(self, instance, direction):
+        m = new_model(instance, direction, "SSP MILP")
+        numerator, _ = self._base(m, instance, direction)
+        m.objective = pyo.Objective(expr=numerator * (1.0 / instance.metric.cutoff), sense=pyo.maximize,
+                                    doc="maximise SP(better)/k - SP(other)/k")
+        return m
 
     # -- AP: ratio -------------------------------------------------------------
-    def build_ratio(self, instance, direction, *, case=None, lam=None):
+    def build_case(self, instance, direction, case):
+        m = new_model(instance, direction, f"AP, {case.label}")
+        numerator, relevant = self._base(m, instance, direction)
+        row(m, "fix_relevant_count", relevant >= case.r if case.at_least else equal(relevant, case.r),
+            doc="the case's R")
+        m.denominator = pyo.Expression(expr=case.denominator, doc="R or min(k, R): a constant here")
+        m.objective = pyo.Objective(expr=numerator * (1.0 / case.denominator), sense=pyo.maximize,
+                                    doc="maximise N / D: the AP difference in this case")
+        return m
+
+    def dinkelbach_rows(self, m, instance, direction):
+        """N, R and D = R or min(k, R) on a model of either builder, written once: min(k, R) by the
+        unary u[j] = [R >= j], known (1) for j up to the judged relevant count.  (N, D)."""
+        numerator, relevant = self._base(m, instance, direction)
         cutoff = self.min_cutoff(instance)
-        if case is not None:
-            m = self._base(instance, direction, f"AP, {case.label}")
-            r, at_least = case.fix["R"], case.fix["at_least"]
-            m.fix_relevant_count = pyo.Constraint(
-                expr=m.relevant_count >= r if at_least else m.relevant_count == r, doc="the case's R")
-            m.denominator = pyo.Expression(expr=case.denominator, doc="R or min(k, R): a constant here")
-            m.objective = pyo.Objective(expr=m.numerator * (1.0 / case.denominator), sense=pyo.maximize,
-                                        doc="maximise N / D: the AP difference in this case")
-            return m
-        m = self._base(instance, direction, f"AP, Dinkelbach step lam={lam!r}")
         if cutoff is None:
-            m.denominator = pyo.Expression(expr=m.relevant_count, doc="D = R")
-        else:
-            largest = judged_count(instance, instance.metric.p("rel")) + len(instance.unjudged)
-            m.UNARY = pyo.RangeSet(1, max(largest, 1))
-            m.u = pyo.Var(m.UNARY, domain=pyo.Binary, doc="u[m] = 1 iff R >= m")
-            judged = judged_count(instance, instance.metric.p("rel"))
-            for j in range(1, judged + 1):
-                m.u[j].fix(1)  # judged relevant documents: these counts are known
-            m.unary_order = pyo.Constraint(
-                m.UNARY, rule=lambda m, j: m.u[j] <= m.u[j - 1] if j > judged + 1 else pyo.Constraint.Skip,
-                doc="u[m] <= u[m-1]")
-            m.unary_count = pyo.Constraint(expr=sum(m.u[j] for j in m.UNARY) == m.relevant_count,
-                                           doc="sum_m u[m] = R")
-            m.denominator = pyo.Expression(expr=sum(m.u[j] for j in m.UNARY if j <= cutoff), doc="D = min(k, R)")
-        m.objective = pyo.Objective(expr=m.numerator - lam * m.denominator, sense=pyo.maximize,
+            return numerator, expression(m, "denominator", relevant, doc="D = R")
+        judged = judged_count(instance, instance.metric.p("rel"))
+        u = {j: 1.0 for j in range(1, judged + 1)}
+        u.update(binaries(m, "u", range(judged + 1, judged + len(instance.unjudged) + 1), doc="u[m] = 1 iff R >= m"))
+        rows(m, "unary_order", {j: u[j] <= u[j - 1] for j in u if j > judged + 1}, doc="u[m] <= u[m-1]")
+        row(m, "unary_count", equal(total(u.values()), relevant), doc="sum_m u[m] = R")
+        return numerator, expression(m, "denominator", total(u[j] for j in u if j <= cutoff), doc="D = min(k, R)")
+
+    def build_dinkelbach(self, instance, direction, lam):
+        m = new_model(instance, direction, f"AP, Dinkelbach step lam={lam!r}")
+        numerator, denominator = self.dinkelbach_rows(m, instance, direction)
+        m.objective = pyo.Objective(expr=numerator - lam * denominator, sense=pyo.maximize,
                                     doc="Dinkelbach: maximise N - lam * D")
         return m
 
     def dinkelbach_matrix(self, instance, direction):
-        """build_ratio's Dinkelbach model (N, D and their rows, lam left to the caller) written with
-        solvers/direct.py's LinearModel instead of Pyomo, from the same expression code: the same
-        columns and rows, row for row (tests/test_exact.py::test_ap_dinkelbach_matrix_is_the_pyomo_model).
-        One AP(norm=min)@100 direction (DL-HARD qrels): ~18 ms this way, 60-140 ms through Pyomo's
-        expressions and LinearStandardFormCompiler."""
+        """build_dinkelbach's model (N, D and their rows, lam left to the caller) from the same code,
+        written with modeling.LinearModel instead of Pyomo: the same columns and rows, row for row
+        (tests/test_exact.py::test_ap_dinkelbach_matrix_is_the_pyomo_model), without Pyomo's cost
+        per expression (docs/speed.md)."""
         m = LinearModel(instance)
-        relevance_products(m, instance, direction)
-        numerator = numerator_expression(m, instance, direction)
-        count = count_at_least(m, instance, instance.metric.p("rel"))
-        cutoff = self.min_cutoff(instance)
-        if cutoff is None:
-            denominator = count
-        else:  # min(k, R) by the unary u[j] = [R >= j]; known for j up to the judged relevant count
-            judged = judged_count(instance, instance.metric.p("rel"))
-            u = {j: 1.0 for j in range(1, judged + 1)}
-            for j in range(judged + 1, judged + len(instance.unjudged) + 1):
-                u[j] = m.column(("u", j))
-                if j > judged + 1:
-                    m.add(u[j] <= u[j - 1])
-            m.add(Row(Linear.total(u.values()) - count, 0.0, 0.0))
-            denominator = Linear.total(u[j] for j in u if j <= cutoff)
+        numerator, denominator = self.dinkelbach_rows(m, instance, direction)
         return DinkelbachMatrix(m.matrix(), *m.vector(numerator), *m.vector(denominator), m.assignment)
 
     def min_cutoff(self, instance):
@@ -185,17 +183,9 @@ class PrecisionSums(Formulation):
         metric = instance.metric
         return metric.cutoff if metric.family == "AP" and metric.p("norm") == "min" else None
 
-    def strategies_for(self, instance):
-        if instance.metric.family == "SSP":
-            return ("direct",)
-        return self.strategies + (("capped",) if self.min_cutoff(instance) is not None else ())
-
     def capped(self, instance):
         """AP(norm=min)@k = SP / min(k, R) as (the AP@k instance, k): the ratio SP / R of the same
-        assignments, capped (solvers.exact.solve_capped).  Measured at the final lam of three DL-HARD
-        AP(norm=min)@100 instances (CP-SAT, qrels), one Dinkelbach step of the unary model against the
-        AP and SSP pieces' models: 1.95 / 3.68 / 5.99 / 1.74 s a direction against 0.95 + 0.47 /
-        1.43 + 0.75 / 1.10 + 0.49 / 1.23 + 0.51 s."""
+        assignments, capped (exact.dinkelbach.solve_capped)."""
         rel, k = instance.metric.p("rel"), instance.metric.cutoff
         return replace(instance, metric=parse_metric(f"AP(rel={rel})@{k}")), float(k)
 
@@ -204,12 +194,6 @@ class PrecisionSums(Formulation):
         cutoff = self.min_cutoff(instance)
         for r in range(max(1, judged), judged + len(instance.unjudged) + 1):
             if cutoff is not None and r >= cutoff:
-                yield Case(label=f"R >= {r}", denominator=float(cutoff), fix={"R": r, "at_least": True})
+                yield RelevantCount(label=f"R >= {r}", denominator=float(cutoff), r=r, at_least=True)
                 return
-            yield Case(label=f"R = {r}", denominator=float(r), fix={"R": r, "at_least": False})
-
-    def min_denominator(self, instance):
-        return 1.0
-
-
-FORMULATION = PrecisionSums()
+            yield RelevantCount(label=f"R = {r}", denominator=float(r), r=r, at_least=False)

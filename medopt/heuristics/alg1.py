@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import time
 
-from ..errors import MedoptError
 from ..instance import Instance
 from ..metrics.base import log2_discount
 from ..result import MedResult, certify
@@ -31,8 +30,6 @@ def dcg_weights(instance: Instance) -> tuple[dict, dict]:
 def alg1(instance: Instance) -> MedResult:
     started = time.perf_counter()
     metric, grading = instance.metric, instance.grading
-    if metric.family != "nDCG" or instance.limits:
-        raise MedoptError(f"method 'alg1' computes MED for nDCG without side constraints, not {metric}")
     gain = lambda g: metric.gain(g, grading)
     top = gain(grading.max_grade)
     judged_gains = [gain(g) for g in instance.judgments.values() if gain(g) > 0]

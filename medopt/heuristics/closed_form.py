@@ -18,10 +18,6 @@ from ..instance import Instance
 from ..result import MedResult, certify
 
 
-def supports(instance: Instance) -> bool:
-    return hasattr(instance.metric, "rank_weights") and not instance.limits
-
-
 def document_weights(instance: Instance) -> tuple[dict, dict]:
     metric = instance.metric
     weights_a = dict(zip(instance.a, metric.rank_weights(len(instance.a))))
@@ -32,9 +28,6 @@ def document_weights(instance: Instance) -> tuple[dict, dict]:
 def closed_form(instance: Instance) -> MedResult:
     started = time.perf_counter()
     metric, grading = instance.metric, instance.grading
-    if not supports(instance):
-        from ..errors import MedoptError
-        raise MedoptError(f"method 'closed-form' applies to P, DCG, SDCG and RBP without side constraints, not {metric}")
     weights_a, weights_b = document_weights(instance)
     base = sum(w * metric.unit_gain(instance.judgments[d], grading) for d, w in weights_a.items() if d in instance.judgments)
     base -= sum(w * metric.unit_gain(instance.judgments[d], grading) for d, w in weights_b.items() if d in instance.judgments)

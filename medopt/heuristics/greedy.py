@@ -25,23 +25,12 @@ from __future__ import annotations
 
 import time
 
-from ..errors import MedoptError
+from ..bounds import trivial_bound
 from ..instance import Instance
 from ..metrics.base import count_relevant
 from ..result import MedResult, certify
 
 IMPROVEMENT = 1e-12  # a weight difference below this is numerical noise, not an increase
-
-
-def upper_bound_for(instance: Instance) -> float:
-    """The trivial proven bound (imported lazily: the exact solvers pull in Pyomo)."""
-    from ..solvers.exact import trivial_bound
-    return trivial_bound(instance)
-
-
-def reject_limits(instance: Instance, method: str) -> None:
-    if instance.limits:
-        raise MedoptError(f"{method} does not support relevance limits")
 
 
 def flip_weights(relevant: list) -> tuple[list, float]:
@@ -173,16 +162,9 @@ def greedy_path(problem: SumOfPrecisions, candidates=None) -> tuple[float, list]
     return best_value, best_docs
 
 
-def check_ap(instance: Instance, method: str, families=("AP",)) -> None:
-    if instance.metric.family not in families:
-        raise MedoptError(f"method {method!r} computes MED for {' / '.join(families)}, not {instance.metric}")
-    reject_limits(instance, method)
-
-
 def greedy(instance: Instance) -> MedResult:
     """Moffat's eq. 13 greedy for AP@k, AP and AP(norm=min)@k: a lower bound on MED."""
     started = time.perf_counter()
-    check_ap(instance, "greedy")
     best = None
     path_lengths = {}
     for direction in ("a", "b"):
@@ -192,6 +174,6 @@ def greedy(instance: Instance) -> MedResult:
         if best is None or value > best[0]:
             best = (value, direction, problem.assignment(docs))
     value, direction, assignment = best
-    return certify(instance, assignment, direction, upper_bound=upper_bound_for(instance), status="heuristic",
+    return certify(instance, assignment, direction, upper_bound=trivial_bound(instance), status="heuristic",
                    method="greedy", solver=None, started=started, claimed=value,
                    details={"greedy_path_length": path_lengths})

@@ -32,7 +32,7 @@ import time
 from ..errors import MedoptError
 from ..instance import Instance
 from ..result import MedResult, certify
-from .greedy import reject_limits, upper_bound_for
+from ..bounds import trivial_bound
 
 DEFAULT_P = 5
 DEFAULT_DEPTH = 30
@@ -70,9 +70,6 @@ def _integer(name: str, value, low: int) -> int:
 def tc_err(instance: Instance, *, p: int = DEFAULT_P, depth: int = DEFAULT_DEPTH) -> MedResult:
     started = time.perf_counter()
     metric, grading = instance.metric, instance.grading
-    if metric.family != "ERR":
-        raise MedoptError(f"method 'tc-err' computes MED for ERR, not {metric}")
-    reject_limits(instance, "tc-err")
     _integer("p", p, 0)
     _integer("depth", depth, 1)
     top_grade = grading.max_grade
@@ -101,7 +98,7 @@ def tc_err(instance: Instance, *, p: int = DEFAULT_P, depth: int = DEFAULT_DEPTH
     assignment = dict(base)
     assignment.update({d: top_grade for d in chosen})
     proven = exhaustive and 0.0 <= top_gain <= 1.0
-    bound = value if proven else upper_bound_for(instance)
+    bound = value if proven else trivial_bound(instance)
     return certify(instance, assignment, direction, upper_bound=bound, status="heuristic", method="tc-err",
                    solver=None, started=started, claimed=value,
                    details={"combinations": tried, "exhaustive": proven, "p": p, "depth": depth})

@@ -260,3 +260,12 @@ def write_qrels(path: str | os.PathLike, qrels: Mapping[str, Mapping[str, int]])
                 yield f"{topic} 0 {docid} {int(grade)}\n"
 
     write_atomic(path, lines())
+
+
+def run_names(*runs) -> list[str]:
+    """Run ids, or file names where run ids collide (many tools write the same run id)."""
+    names = [run.name for run in runs]
+    if len(set(names)) == len(names):
+        return names
+    stems = [Path(run.path).name for run in runs]
+    return stems if len(set(stems)) == len(stems) else [run.path for run in runs]

@@ -1,98 +1,20 @@
-"""Metric strings (ir_measures grammar, trec_eval aliases) and the metric families.
-
->>> str(parse_metric("ndcg_cut.10"))
-'nDCG@10'
->>> str(parse_metric("RBP(p=0.95)"))
-'RBP(p=0.95)'
+"""Metrics: one module per family, each declaring itself (``base.register``): name, parameters
+with defaults, aliases and trec_eval names, binary or graded, recall-based or not, the reduction
+facts proved for it and the reference implementations it is cross-checked against.  Every module
+of this package is imported here, so a new family needs only its module.
 """
 
 from __future__ import annotations
 
-import re
+import importlib
+import pkgutil
 
-from ..errors import MetricSyntaxError
-from . import ap, dcg, err, precision, q, rbp  # noqa: F401  (registers the families)
-from .base import REGISTRY, Grading, Metric, default_max_grade
+from .base import REGISTRY, Grading, Metric, Reduction, declared_reductions, default_max_grade
+from .grammar import metric_names, parse_metric
 
-__all__ = ["Metric", "Grading", "parse_metric", "default_max_grade", "REGISTRY", "metric_names"]
+for _module in pkgutil.iter_modules(__path__):
+    if _module.name not in ("base", "grammar", "proofs"):
+        importlib.import_module(f"{__name__}.{_module.name}")
 
-_GRAMMAR = re.compile(
-    r"^(?P<name>[A-Za-z][A-Za-z0-9_]*)"
-    r"(?:\((?P<params>[^()]*)\))?"
-    r"(?:@(?P<cutoff>[^@()]+))?$"
-)
-_TREC_EVAL = re.compile(r"^(?P<name>ndcg_cut|map_cut|P|ndcg|map|recip_rank)(?:[._](?P<cutoff>\d+))?$")
-_TREC_EVAL_FAMILY = {"ndcg_cut": "nDCG", "ndcg": "nDCG", "map_cut": "AP", "map": "AP", "P": "P", "recip_rank": "RR"}
-
-
-def metric_names() -> list[str]:
-    return sorted(REGISTRY)
-
-
-def parse_metric(text: str | Metric) -> Metric:
-    """Parse ``Name(param=value,...)@k`` (or a trec_eval name) into a Metric."""
-    if isinstance(text, Metric):
-        return text
-    if not isinstance(text, str):
-        raise MetricSyntaxError(f"a metric must be a string like 'nDCG@10', got {type(text).__name__}")
-    source = text
-    text = text.strip()
-    alias = _TREC_EVAL.match(text)
-    if alias and not (alias["name"] == "P" and alias["cutoff"] is None):
-        family = _TREC_EVAL_FAMILY[alias["name"]]
-        if alias["name"] in ("ndcg_cut", "map_cut") and alias["cutoff"] is None:
-            raise MetricSyntaxError(f"{source!r}: trec_eval's {alias['name']} needs a cutoff, e.g. {alias['name']}.10")
-        return _build(source, family, {}, alias["cutoff"])
-    match = _GRAMMAR.match(text)
-    if not match:
-        raise MetricSyntaxError(
-            f"{source!r} is not a metric string; expected Name(param=value,...)@k, e.g. nDCG@10, RBP(p=0.95), AP(norm=min)@100"
-        )
-    params = {}
-    if match["params"] is not None and match["params"].strip():
-        for item in match["params"].split(","):
-            key, sep, value = item.partition("=")
-            if not sep or not key.strip() or not value.strip():
-                raise MetricSyntaxError(f"{source!r}: parameter {item.strip()!r} is not of the form name=value")
-            if key.strip() in params:
-                raise MetricSyntaxError(f"{source!r}: parameter {key.strip()!r} given twice")
-            params[key.strip()] = value.strip()
-    return _build(source, match["name"], params, match["cutoff"])
-
-
-def _build(source: str, name: str, raw_params: dict[str, str], raw_cutoff: str | None) -> Metric:
-    family = REGISTRY.get(name) or {k.lower(): v for k, v in REGISTRY.items()}.get(name.lower())
-    if family is None:
-        raise MetricSyntaxError(f"{source!r}: unknown metric {name!r}; known: {', '.join(metric_names())}")
-    cutoff = None
-    if raw_cutoff is not None:
-        if not raw_cutoff.isdigit() or int(raw_cutoff) < 1:
-            raise MetricSyntaxError(f"{source!r}: cutoff must be a positive integer, got {raw_cutoff!r}")
-        cutoff = int(raw_cutoff)
-    params = []
-    for key, raw in raw_params.items():
-        spec = family.PARAMS.get(key)
-        if spec is None:
-            known = ", ".join(family.PARAMS) or "none"
-            raise MetricSyntaxError(f"{source!r}: {family.family} has no parameter {key!r} (parameters: {known})")
-        value = _convert(source, key, raw, spec)
-        params.append((key, value))
-    params.sort()
-    return family(params=tuple(params), cutoff=cutoff)
-
-
-def _convert(source, key, raw, spec):
-    try:
-        if spec.kind is int:
-            if not re.fullmatch(r"[+-]?\d+", raw):
-                raise ValueError
-            value = int(raw)
-        elif spec.kind is float:
-            value = float(raw)
-        else:
-            value = raw
-    except ValueError:
-        raise MetricSyntaxError(f"{source!r}: parameter {key} must be {spec.kind.__name__}, got {raw!r}") from None
-    if not spec.check(value):
-        raise MetricSyntaxError(f"{source!r}: bad value {raw!r} for {key} ({spec.doc})")
-    return value
+__all__ = ["Metric", "Grading", "Reduction", "parse_metric", "default_max_grade", "REGISTRY", "metric_names",
+           "declared_reductions"]

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .base import Metric, Param, count_relevant, positive_int, register
+from . import proofs
+from .base import Metric, Param, Reduction, count_relevant, positive_int, register
 from .precision import REL
 
 
@@ -22,6 +23,10 @@ class SSP(Metric):
     needs_cutoff = True
     binary = True
     doc = "SSP@k = (1/k) sum_{i<=k} b_i P@i"
+    references = {"none": "no library computes Tan & Clarke's SSP (sum of precisions over k)"}
+    examples = ("SSP@5", "SSP(rel=2)@4")
+    reductions = {Reduction.WORSE_ONLY_ZERO: proofs.WORSE_ONLY_SUM_OF_PRECISIONS,
+                  Reduction.RANK_DOMINANCE: proofs.RANK_DOMINANCE_DECREASING_WEIGHTS}
 
     def score(self, ranking, grades, grading) -> float:
         relevant = [self.is_relevant(g) for g in self.grades_of(ranking, grades)]
@@ -38,6 +43,12 @@ class AP(Metric):
     recall_based = True
     binary = True
     doc = "AP@k = (1/R) sum_{i<=k} b_i P@i; norm=min divides by min(k, R)"
+    aliases = ("MAP",)
+    trec_eval = {"map_cut": True, "map": False}
+    references = {"ir_measures": "AP@{k}", "trec_eval": "map_cut_{k}"}
+    examples = ("AP@5", "AP", "AP(norm=min)@4", "AP(rel=2)@5")
+    reductions = {Reduction.WORSE_ONLY_ZERO: proofs.WORSE_ONLY_RATIO,
+                  Reduction.RANK_DOMINANCE: proofs.RANK_DOMINANCE_DECREASING_WEIGHTS}
 
     def normaliser(self, relevant_count: int) -> int:
         if self.p("norm") == "min" and self.cutoff is not None:

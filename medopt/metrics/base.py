@@ -13,9 +13,10 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from enum import Enum
 from typing import Callable, ClassVar, Mapping, Sequence
 
-from ..errors import MedoptError
+from ..errors import MedoptError, MetricSyntaxError
 
 Grades = Mapping[str, int]
 
@@ -71,6 +72,24 @@ def default_max_grade(grades: Grades | None) -> int:
     return max(1, max(grades.values()))
 
 
+class Reduction(str, Enum):
+    """Facts about some maximiser of M(X) - M(Y) (X the better list of a direction, Y the other;
+    an "X-only" document is unjudged and in X's top k but not Y's) that the exact models may use.
+    Each family declares the ones proved for it, with the proof (Metric.reductions); the
+    conditions on side constraints under which each is applied are in reductions.py."""
+
+    WORSE_ONLY_ZERO = "worse_only_zero"      # a Y-only document at grade 0
+    BETTER_ONLY_TOP = "better_only_top"      # an X-only document at the top grade G
+    RANK_DOMINANCE = "rank_dominance"        # grade(d) >= grade(e) when d is above e in X and below it in Y
+    NET_WEIGHT_ZERO = "net_weight_zero"      # a document whose weight in X is at most its weight in Y at 0
+    SHARED_ENDS_ZERO = "shared_ends_zero"    # documents of a common prefix / cancelling suffix at 0
+
+
+def declared_reductions(metric) -> dict:
+    """The reductions the metric's own family class declares (never inherited)."""
+    return type(metric).__dict__.get("reductions", {})
+
+
 @dataclass(frozen=True)
 class Param:
     kind: type
@@ -91,26 +110,21 @@ class Metric(ABC):
     needs_cutoff: ClassVar[bool] = False
     recall_based: ClassVar[bool] = False
     binary: ClassVar[bool] = False          # relevance is grade >= rel
-    # Dominance facts the exact models may use (proved in instance.Instance.reduced):
-    # worse_only: "zero" -- an unjudged document only in the worse list's top k is best left at grade 0.
-    # better_only: "top" -- better-list-only documents are best at the top grade G (no side constraints).
-    worse_only: ClassVar[str | None] = "zero"
-    better_only: ClassVar[str | None] = None
-    rank_dominance: ClassVar[bool] = True   # grade(d) >= grade(e) when d is above e in the better list, below in the other
-    # net_weight: "zero" -- a document whose rank weight (net_weights) in the better list is at most
-    # its weight in the other is best at grade 0 (a linear numerator over a denominator that no
-    # raised grade can lower: nDCG).
-    net_weight: ClassVar[str | None] = None
-    # shared_ends: "zero" -- a cascade (RR, ERR): unjudged documents of a common prefix (the same
-    # document at each of the first ranks of both lists) or of a common suffix below a block both
-    # lists hold as a set are best at grade 0 (no side constraints).
-    shared_ends: ClassVar[str | None] = None
+    # Reduction facts proved for this family (reductions.py applies them): {Reduction: proof}.
+    # Opt-in and not inherited: only the facts declared in the family's own class body count
+    # (declared_reductions), so a new metric gets none until it states and proves them.
+    reductions: ClassVar[dict] = {}
+    # Reference implementations the cross-check tests compare the evaluator with:
+    # {"trec_eval": measure name, "ir_measures": measure string}, with {k} for the cutoff.
+    references: ClassVar[dict] = {}
+    aliases: ClassVar[tuple[str, ...]] = ()       # other names of the family (ir_measures spellings)
+    trec_eval: ClassVar[dict] = {}                # trec_eval name -> whether it needs a cutoff (name.k)
+    examples: ClassVar[tuple[str, ...]] = ()      # metric strings the registry-driven tests run
     doc: ClassVar[str] = ""
 
     # -- value semantics -------------------------------------------------
     def __post_init__(self):
         if self.needs_cutoff and self.cutoff is None:
-            from ..errors import MetricSyntaxError
             raise MetricSyntaxError(f"{self.family} needs a cutoff, e.g. {self.family}@10")
 
     def p(self, name: str):

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from .base import Metric, ideal_gains, log2_discount, register
+from . import proofs
+from .base import Metric, Reduction, ideal_gains, log2_discount, register
 
 
 class DotProduct(Metric):
-    """Static weighted-precision metrics: score = sum_i W(i) * unit_gain(grade_i)."""
+    """Static weighted-precision metrics: score = sum_i W(i) * unit_gain(grade_i), W non-increasing."""
+
+    DOT_PRODUCT_REDUCTIONS = {Reduction.WORSE_ONLY_ZERO: proofs.WORSE_ONLY_DOT_PRODUCT,
+                              Reduction.RANK_DOMINANCE: proofs.RANK_DOMINANCE_DECREASING_WEIGHTS}
 
     def rank_weights(self, depth: int) -> list[float]:
         return [log2_discount(i) for i in range(1, depth + 1)]
@@ -24,6 +28,9 @@ class DotProduct(Metric):
 class DCG(DotProduct):
     family = "DCG"
     doc = "DCG@k = sum_{i<=k} gain_i / log2(i+1)"
+    references = {"none": "ir_measures' DCG is not trec_eval's; checked through nDCG and SDCG"}
+    examples = ("DCG@5", "DCG")
+    reductions = DotProduct.DOT_PRODUCT_REDUCTIONS
 
 
 @register
@@ -31,6 +38,9 @@ class SDCG(DotProduct):
     family = "SDCG"
     needs_cutoff = True
     doc = "SDCG@k = DCG@k / (gain(G) * sum_{i<=k} 1/log2(i+1))"
+    references = {"cwl_eval": "SDCG(max_rel={G})@{k}"}
+    examples = ("SDCG@5",)
+    reductions = DotProduct.DOT_PRODUCT_REDUCTIONS
 
     def rank_weights(self, depth: int) -> list[float]:
         scale = sum(log2_discount(i) for i in range(1, self.cutoff + 1))
@@ -45,10 +55,15 @@ class NDCG(Metric):
     family = "nDCG"
     recall_based = True
     doc = "nDCG@k = DCG@k / IDCG@k, IDCG over the collection's positive-gain documents"
-    net_weight = "zero"
+    trec_eval = {"ndcg_cut": True, "ndcg": False}
+    references = {"ir_measures": "nDCG@{k}", "trec_eval": "ndcg_cut_{k}"}
+    examples = ("nDCG@5", "nDCG", "nDCG@3")
+    reductions = {Reduction.WORSE_ONLY_ZERO: proofs.WORSE_ONLY_RATIO,
+                  Reduction.RANK_DOMINANCE: proofs.RANK_DOMINANCE_DECREASING_WEIGHTS,
+                  Reduction.NET_WEIGHT_ZERO: proofs.NET_WEIGHT_NDCG}
 
     def net_weights(self, depth: int) -> list[float]:
-        """The numerator's weight of each rank (the discount), for the net_weight reduction."""
+        """The numerator's weight of each rank (the discount), for NET_WEIGHT_ZERO."""
         return [log2_discount(i) for i in range(1, depth + 1)]
 
     def ideal_dcg(self, grades, grading, depth: int | None = None) -> float:

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from .base import Metric, register
+from . import proofs
+from .base import Metric, Reduction, register
 
 
 @register
 class ERR(Metric):
-    better_only = "top"
-    shared_ends = "zero"
     family = "ERR"
     doc = "ERR@k = sum_{i<=k} (c_i / i) prod_{j<i} (1 - c_j), c = (2^g - 1) / 2^G"
+    references = {"gdeval": "ERR@{k}"}
+    examples = ("ERR@5", "ERR@4")
+    reductions = {Reduction.WORSE_ONLY_ZERO: proofs.WORSE_ONLY_CASCADE,
+                  Reduction.RANK_DOMINANCE: proofs.RANK_DOMINANCE_CASCADE,
+                  Reduction.BETTER_ONLY_TOP: proofs.BETTER_ONLY_CASCADE,
+                  Reduction.SHARED_ENDS_ZERO: proofs.SHARED_ENDS_CASCADE}
 
     def gain(self, grade: int, grading) -> float:
         explicit = grading.explicit_gain(grade)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .base import Metric, Param, positive_int, register
+from . import proofs
+from .base import Metric, Param, Reduction, positive_int, register
 
 
 REL = Param(int, 1, positive_int, "minimum grade counted as relevant")
@@ -15,6 +16,11 @@ class Precision(Metric):
     needs_cutoff = True
     binary = True
     doc = "P@k = (1/k) sum_{i<=k} b_i"
+    trec_eval = {"P": True}
+    references = {"ir_measures": "P@{k}", "trec_eval": "P_{k}"}
+    examples = ("P@5", "P(rel=2)@3")
+    reductions = {Reduction.WORSE_ONLY_ZERO: proofs.WORSE_ONLY_DOT_PRODUCT,
+                  Reduction.RANK_DOMINANCE: proofs.RANK_DOMINANCE_DECREASING_WEIGHTS}
 
     def rank_weights(self, depth: int) -> list[float]:
         return [1.0 / self.cutoff] * depth
@@ -28,12 +34,17 @@ class Precision(Metric):
 
 @register
 class ReciprocalRank(Metric):
-    better_only = "top"
-    shared_ends = "zero"
     family = "RR"
     PARAMS = {"rel": REL}
     binary = True
     doc = "RR@k = 1 / first relevant rank <= k, 0 if none"
+    trec_eval = {"recip_rank": False}
+    references = {"ir_measures": "RR@{k}", "trec_eval": "recip_rank"}
+    examples = ("RR@5", "RR", "RR(rel=2)@4")
+    reductions = {Reduction.WORSE_ONLY_ZERO: proofs.WORSE_ONLY_CASCADE,
+                  Reduction.RANK_DOMINANCE: proofs.RANK_DOMINANCE_CASCADE,
+                  Reduction.BETTER_ONLY_TOP: proofs.BETTER_ONLY_CASCADE,
+                  Reduction.SHARED_ENDS_ZERO: proofs.SHARED_ENDS_CASCADE}
 
     def score(self, ranking, grades, grading) -> float:
         for rank, grade in enumerate(self.grades_of(ranking, grades), start=1):

@@ -10,8 +10,6 @@ from .precision import REL
 
 @register
 class Q(Metric):
-    worse_only = None  # Q(worse) can fall when its R grows: no dominance claimed
-    rank_dominance = False
     family = "Q"
     PARAMS = {
         "beta": Param(float, 1.0, non_negative, "weight of cumulative gain, >= 0"),
@@ -20,6 +18,9 @@ class Q(Metric):
     recall_based = True
     binary = True
     doc = "Q@k = (1/R) sum_{i<=k} b_i (beta cg(i) + count(i)) / (beta cg*(i) + i)"
+    references = {"none": "no library at hand computes Sakai's Q-measure"}
+    examples = ("Q(beta=1)@4", "Q(beta=0.5)@3")
+    # No reduction: Q(worse) can fall when R grows, and a swap changes the ideal cumulative gain.
 
     def score(self, ranking, grades, grading) -> float:
         relevant_count = count_relevant(grades, self)

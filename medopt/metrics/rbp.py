@@ -11,6 +11,9 @@ class RBP(DotProduct):
     family = "RBP"
     PARAMS = {"p": Param(float, 0.8, probability, "persistence, 0 < p < 1")}
     doc = "RBP(p) = (1-p) sum_i (gain_i / gain(G)) p^(i-1)"
+    references = {"cwl_eval": "RBP(p={p},rel=1)"}
+    examples = ("RBP(p=0.8)", "RBP(p=0.5)@5")
+    reductions = DotProduct.DOT_PRODUCT_REDUCTIONS
 
     def rank_weights(self, depth: int) -> list[float]:
         p = self.p("p")

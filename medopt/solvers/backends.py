@@ -18,31 +18,32 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..errors import MedoptError
+from ..modeling.matrix import ColumnValues, MatrixModel, compile_model
 
-SOLVERS = ("highs", "cpsat")
 
 
-@dataclass
-class MatrixModel:
-    """max c.x + offset  s.t.  row_lower <= A x <= row_upper,  lower <= x <= upper, x_j integer where marked."""
+@dataclass(frozen=True)
+class Solver:
+    """What a backend can do, declared here so that models and strategies need not know solvers."""
 
-    c: np.ndarray
-    offset: float
-    A: "scipy.sparse.csr_matrix"
-    row_lower: np.ndarray
-    row_upper: np.ndarray
-    lower: np.ndarray
-    upper: np.ndarray
-    integer: np.ndarray
-    columns: list  # Pyomo VarData, in column order
-    highs_options: dict = None  # per-model HiGHS options (a model's ``highs_options`` attribute)
-    basis: object = None  # HiGHS: a simplex basis of a model with the same shape to start an LP from
+    name: str
+    integer_only: bool     # only integer variables (a model with continuous ones is refused)
+    lp_relaxation: bool    # solves LP relaxations (HighsSession: box LPs sharing one instance)
+    warm_basis: bool       # takes a simplex basis to start an LP from (MatrixModel.basis)
+    cutoff: str            # how ``solve(cutoff=...)`` prunes: a bound option or a best-bound stop
+
+
+SOLVERS = {
+    "highs": Solver("highs", integer_only=False, lp_relaxation=True, warm_basis=True,
+                    cutoff="objective_bound option"),
+    "cpsat": Solver("cpsat", integer_only=True, lp_relaxation=False, warm_basis=False,
+                    cutoff="stop from the best-bound callback"),
+}
 
 
 @dataclass
@@ -54,46 +55,6 @@ class Outcome:
     seconds: float
     x: np.ndarray | None = None  # the same values in column order
     basis: object = None  # HiGHS, an LP solved to optimality: its final basis (a start for a similar LP)
-
-
-def linear_vector(expression, matrix: MatrixModel) -> tuple[np.ndarray, float]:
-    """(coefficients in column order, constant) of a linear Pyomo expression over the model's columns."""
-    from pyomo.repn import generate_standard_repn
-
-    repn = generate_standard_repn(expression, compute_values=True, quadratic=False)
-    if repn.nonlinear_expr is not None:
-        raise MedoptError("expected a linear expression")
-    position = {id(var): j for j, var in enumerate(matrix.columns)}
-    vector = np.zeros(len(matrix.columns))
-    for var, coefficient in zip(repn.linear_vars, repn.linear_coefs):
-        if id(var) not in position:
-            raise MedoptError(f"variable {var.name} appears in no constraint or objective of the model")
-        vector[position[id(var)]] += coefficient
-    return vector, float(repn.constant)
-
-
-def compile_model(model) -> MatrixModel:
-    """Matrix form of a Pyomo model with one maximised linear objective."""
-    from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
-
-    form = LinearStandardFormCompiler().write(model, mixed_form=True, set_sense=-1)  # -1: maximize
-    A = form.A.tocsr()
-    n_rows = A.shape[0]
-    row_lower = np.full(n_rows, -np.inf)
-    row_upper = np.full(n_rows, np.inf)
-    for i, (row, rhs) in enumerate(zip(form.rows, form.rhs)):
-        if row.bound_type >= 0:
-            row_upper[i] = rhs
-        if row.bound_type <= 0:
-            row_lower[i] = rhs
-    columns = list(form.columns)
-    lower = np.array([-np.inf if v.lb is None else v.lb for v in columns], dtype=float)
-    upper = np.array([np.inf if v.ub is None else v.ub for v in columns], dtype=float)
-    integer = np.array([v.is_integer() or v.is_binary() for v in columns], dtype=bool)
-    c = np.asarray(form.c.toarray()).ravel() if form.c.shape[1] else np.zeros(len(columns))
-    offset = float(form.c_offset[0]) if len(form.c_offset) else 0.0
-    return MatrixModel(c, offset, A, row_lower, row_upper, lower, upper, integer, columns,
-                       dict(getattr(model, "highs_options", None) or {}))
 
 
 CUTOFF_SLACK = 1e-10  # added to a cutoff a solver proved nothing beats (see solve)
@@ -130,31 +91,6 @@ def solve(model, solver: str = "highs", time_limit: float | None = None, cutoff:
             # "optimal" with that solution's value as its bound: tests/test_cutoff.py.)
             outcome.bound = max(outcome.bound, cutoff + CUTOFF_SLACK)
     return outcome
-
-
-class ColumnValues(Mapping):
-    """Column -> value of a solution, looked up by identity like Pyomo's ComponentMap; the lookup
-    table is made on first use (callers that read ``Outcome.x`` directly never pay for it)."""
-
-    def __init__(self, columns, x):
-        self.columns, self.x, self._by_id = columns, x, None
-
-    def get(self, column, default=None):
-        if self._by_id is None:
-            self._by_id = {id(c): float(v) for c, v in zip(self.columns, self.x)}
-        return self._by_id.get(id(column), default)
-
-    def __getitem__(self, column):
-        value = self.get(column)
-        if value is None:
-            raise KeyError(column)
-        return value
-
-    def __iter__(self):
-        return iter(self.columns)
-
-    def __len__(self):
-        return len(self.columns)
 
 
 def _values(matrix: MatrixModel, x) -> tuple[ColumnValues, float, np.ndarray]:
@@ -234,7 +170,7 @@ def solve_highs(matrix: MatrixModel, time_limit: float | None, cutoff: float | N
 
 
 class HighsSession:
-    """LPs of one shape solved one after another in one HiGHS instance (solvers.exact.solve_boxes):
+    """LPs of one shape solved one after another in one HiGHS instance (exact.boxes):
     each model is passed as its differences from the previous one (costs, offset, row bounds and
     matrix values on the same sparsity pattern), so HiGHS keeps its factorisation where it can and
     nothing is rebuilt.  Measured (Q(beta=1)@20 box LP, 705 rows x 230 columns): a fresh instance

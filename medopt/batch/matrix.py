@@ -3,7 +3,7 @@
 The job is cut into tasks: a task is a list of *units*, each one pair of runs, one
 metric, one method and a block of topics.  Units the closed forms cover (P, DCG,
 SDCG, RBP; nDCG@k by Algorithm 1) run as array code over the whole block
-(:mod:`medopt.fastpath`); every other unit calls :func:`medopt.med` topic by topic.
+(:mod:`medopt.batch.fastpath`); every other unit calls :func:`medopt.med` topic by topic.
 Tasks run on an *engine* -- a local process pool, or Dask distributed -- and the main
 process writes each finished task's rows to the store in one transaction.  A rerun
 with ``resume=True`` plans only the rows the store lacks, so a job killed at any
@@ -27,13 +27,14 @@ from itertools import repeat
 
 import numpy as np
 
-from . import api
-from .errors import MedoptError
-from .fastpath import RunSet, load_runset, med_columns, read_run_columns
-from .instance import RelevanceLimit, build_instance
-from .io.trec import read_qrels
-from .metrics import parse_metric
-from .store import ResultStore
+from .. import api, methods
+from ..errors import MedoptError
+from ..instance import RelevanceLimit, build_instance
+from ..io.trec import read_qrels
+from ..metrics import parse_metric
+from ..store import ResultStore
+from .fastpath import KERNEL_METHODS, med_columns
+from .runset import RunSet, load_runset, read_run_columns
 
 FAST_ROWS_PER_TASK = 4096
 INSTANCE_ROWS_PER_TASK = 4
@@ -83,9 +84,10 @@ def resolve_method(metric, max_grade: int, settings: Settings, cache: dict) -> t
         method = settings.method
         if method == "auto":
             probe = build_instance(metric, (), (), {}, max_grade=max_grade, limits=settings.limits)
-            method = api.auto_method(probe)
-        applies = {"closed-form": hasattr(metric, "rank_weights"),
-                   "alg1": metric.family == "nDCG" and metric.cutoff is not None}.get(method, False)
+            method = methods.auto(probe).name
+        # the array kernels compute what the method computes, for a cut-off metric without options
+        applies = method in KERNEL_METHODS and methods.get(method).computes(metric) and (
+            method != "alg1" or metric.cutoff is not None)
         fast = (settings.fast and applies and settings.pad == "none" and not settings.residual
                 and not settings.limits)
         cache[key] = (method, fast)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pyomo.environ as pyo
 
-from ..instance import Instance
+from ..instance import Instance, judged_count
 
 
 def direction_sign(direction: str) -> int:
@@ -72,11 +72,6 @@ def gain_at(m, instance: Instance, doc: str):
 def relevant_at(m, instance: Instance, doc: str):
     """Binary relevance b_d (grade >= rel) as a linear expression or constant."""
     return value_at(m, instance, doc, lambda g: 1 if instance.metric.is_relevant(g) else 0)
-
-
-def judged_count(instance: Instance, at_least_grade: int) -> int:
-    """Judged documents of the collection with a (capped) grade >= ``at_least_grade``."""
-    return sum(count for grade, count in instance.judged_grades.items() if grade >= at_least_grade)
 
 
 def count_at_least(m, instance: Instance, grade: int):

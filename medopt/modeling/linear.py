@@ -1,7 +1,7 @@
 """A direct matrix builder: the little of Pyomo's modelling that a hot template needs, without
 Pyomo's cost per expression.
 
-A Q-measure box template (formulations/q_measure.BoxModels) is built once per direction and then
+A Q-measure box template (formulations/q_measure) is built once per direction and then
 patched per box; through Pyomo (expressions, then LinearStandardFormCompiler) building it took
 about 50 ms at k = 20, more than the dozen box LPs of a typical instance together.  Here the same
 rows are written with :class:`Linear` expressions (a tree of weighted sums, O(1) per ``+``,
@@ -23,7 +23,8 @@ from numbers import Real
 import numpy as np
 import scipy.sparse as sp
 
-from .backends import MatrixModel
+from ..instance import judged_count
+from .matrix import MatrixModel
 
 
 def _number(value) -> bool:
@@ -109,11 +110,9 @@ class Row:
 
 class LinearModel:
     """Binary columns and rows, as MatrixModel.  ``x[d, g]`` are the grade variables of
-    formulations.common (the same one-grade, relevance-limit and dominance rows as new_model)."""
+    modeling.pyomo_model (the same one-grade, relevance-limit and dominance rows as new_model)."""
 
     def __init__(self, instance):
-        from ..formulations.common import judged_count
-
         self.instance = instance
         self.UNJUDGED = list(instance.unjudged)
         self.GRADES = range(1, instance.max_grade + 1)
@@ -157,7 +156,7 @@ class LinearModel:
         """y[k] = u * v for binary expressions (u, v) = pairs[k], exactly: y <= u, y <= v, y >= u + v - 1,
         the three rows of a product together (``and_rows``: BoxModels patches them).
 
-        With ``signs`` only the side that binds in a maximised objective (formulations.common.binary_and),
+        With ``signs`` only the side that binds in a maximised objective (pyomo_model.binary_and),
         and the rows in Pyomo's order for that function's model (every y <= u, then every y <= v, then
         every u + v - y <= 1): the same matrix row for row, so a solver meets the model it met before."""
         negated = {}  # the same factor recurs across pairs: flattened and negated once

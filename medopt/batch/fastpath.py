@@ -1,0 +1,291 @@
+"""Array kernels for the closed-form MEDs (P, DCG, SDCG, RBP, nDCG).
+
+``medopt matrix`` compares every pair of many runs on every topic.  One Python call
+per topic pair (``medopt.med``) costs tens of microseconds of bookkeeping around a
+few dozen multiplications, so for the metrics with a closed form this module works
+on whole blocks of topics at once:
+
+* :mod:`medopt.batch.runset` holds the runs as arrays (``RunSet``);
+* :func:`med_rows` computes, for one pair of runs, one metric and a block of topics,
+  Tan & Clarke's closed form or Moffat's Algorithm 1 with NumPy -- the same
+  arithmetic, in the same order, as :mod:`medopt.heuristics.closed_form` and
+  :mod:`medopt.heuristics.alg1` (the tests compare the two on many random topic
+  pairs).
+
+The per-instance methods re-score every assignment before calling a result
+certified (SPEC 5).  Here certification rests on the same proofs (the closed form is
+exact; Algorithm 1 is exact when the top grade is 1) and on the tests that check,
+instance by instance, that these kernels return the certified per-instance values
+and assignments that re-score to them.  Results are marked as the per-instance
+method would mark them, with solver ``numpy``.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..metrics import Grading
+from ..metrics.base import log2_discount
+from .runset import UNJUDGED, RunSet, _within
+
+# the per-instance methods these kernels compute in blocks (batch.matrix asks before using them)
+KERNEL_METHODS = ("closed-form", "alg1")
+
+
+# ---------------------------------------------------------------------------
+# kernels
+
+
+@dataclass
+class _Side:
+    """The depth-cut entries of one run over a block of topics."""
+
+    doc: np.ndarray     # doc code
+    rank: np.ndarray    # 0-based rank
+    row: np.ndarray     # index of the topic in the block
+    judged: np.ndarray  # bool
+    grade: np.ndarray   # judged grade (capped), 0 when unjudged
+
+
+def _side(runset: RunSet, run: int, topics: np.ndarray, cutoff: int | None) -> _Side:
+    lengths = runset.length[run][topics]
+    if cutoff is not None:
+        lengths = np.minimum(lengths, cutoff)
+    row = np.repeat(np.arange(len(topics)), lengths)
+    rank = _within(lengths)
+    entries = np.repeat(runset.start[run][topics], lengths) + rank
+    doc = runset.ids[run][entries].astype(np.int64)
+    grade = runset.grades[run][entries]
+    judged = grade != UNJUDGED
+    return _Side(doc, rank, row, judged, np.where(judged, grade, 0))
+
+
+_SCRATCH = threading.local()  # per thread: doc code -> packed (row, rank) of the other list, else -1
+
+
+def _positions(entries: _Side, other: _Side, n_docs: int) -> np.ndarray:
+    """Rank of each entry's document in the other list (-1: not in its top k).
+
+    A table indexed by doc code holds the other list's packed (row, rank).  A document in
+    several topics of the block collides in it; the few entries that lost are matched by sorting.
+    """
+    found = np.full(len(entries.doc), -1)
+    if not len(other.doc) or not len(entries.doc):
+        return found
+    table = getattr(_SCRATCH, "table", None)
+    if table is None or len(table) < n_docs:
+        table = _SCRATCH.table = np.full(max(n_docs, 1), -1, dtype=np.int64)
+    stride = int(max(entries.rank.max(), other.rank.max())) + 1
+    packed = other.row * stride + other.rank
+    table[other.doc] = packed
+    lost = table[other.doc] != packed
+    seen = table[entries.doc]
+    hit = (seen >= 0) & (seen // stride == entries.row)
+    found[hit] = seen[hit] % stride
+    if lost.any():
+        table[other.doc[lost]] = -2
+        open_ = np.flatnonzero((table[entries.doc] == -2) & ~hit)
+        rest_keys = other.row[lost] * n_docs + other.doc[lost]
+        order = np.argsort(rest_keys)
+        keys = entries.row[open_] * n_docs + entries.doc[open_]
+        at = np.minimum(np.searchsorted(rest_keys[order], keys), len(order) - 1)
+        match = rest_keys[order][at] == keys
+        found[open_[match]] = other.rank[lost][order][at][match]
+    table[other.doc] = -1
+    return found
+
+
+def _lookup(function, grades: np.ndarray, tops: np.ndarray) -> np.ndarray:
+    """function(grade, Grading(G)) for each (grade, G) pair, calling it once per distinct pair."""
+    if not len(grades):
+        return np.zeros(0)
+    low, high, top = int(grades.min()), int(grades.max()), int(tops.max())
+    if (high - low + 1) * top <= 4096:  # small grade scales: a table over every (grade, G)
+        table = np.array([[function(g, Grading(t)) if t >= 1 else 0.0 for t in range(top + 1)]
+                          for g in range(low, high + 1)], dtype=np.float64)
+        return table[grades - low, tops]
+    span = top + 1
+    keys, inverse = np.unique(grades * span + tops, return_inverse=True)  # one key per (grade, G), 0 <= G < span
+    grade_of, top_of = np.divmod(keys, span)
+    values = np.array([function(int(g), Grading(int(t))) for g, t in zip(grade_of.tolist(), top_of.tolist())],
+                      dtype=np.float64)
+    return values[inverse.reshape(-1)]
+
+
+def _assignments(runset: RunSet, rows: np.ndarray, docs: np.ndarray, grade_of_row: np.ndarray, n: int) -> list:
+    """JSON {docid: grade} per topic row; ``rows`` grouped and ascending, documents in the order given.
+
+    Built as one string of '"docid":grade,' items with a newline after each row's last item, split at
+    the newlines (a JSON-escaped docid has none): the cost is per document, not a Python call per row.
+    """
+    out = ["{}"] * n
+    if not len(rows):
+        return out
+    ends = np.flatnonzero(np.append(rows[1:] != rows[:-1], True)) + 1
+    items = np.empty(len(rows), dtype=object)
+    grades = grade_of_row[rows]
+    if grades[0] == grades.min() == grades.max():
+        items[:] = runset.json_items(int(grades[0]))[docs]
+    else:
+        for grade in np.unique(grades).tolist():
+            this = grades == grade
+            items[this] = runset.json_items(grade)[docs[this]]
+    text = "".join(np.insert(items, ends, "\n").tolist())
+    for row, part in zip(rows[ends - 1].tolist(), text.split("\n")):
+        out[row] = "{" + part[:-1] + "}"
+    return out
+
+
+def med_columns(runset: RunSet, run_a: int, run_b: int, metric, method: str, topics: np.ndarray) -> tuple:
+    """Lists (topic, value, direction, certified, upper_bound, status, assignment_json), one item per topic code.
+
+    ``method`` is "closed-form" (metrics with rank weights: P, DCG, SDCG, RBP) or "alg1" (nDCG@k).
+    """
+    topics = np.asarray(topics, dtype=np.int64)
+    a = _side(runset, run_a, topics, metric.cutoff)
+    b = _side(runset, run_b, topics, metric.cutoff)
+    tops = runset.max_grade[topics]
+    kernel = _closed_form if method == "closed-form" else _alg1
+    return kernel(runset, metric, topics, a, b, tops)
+
+
+def med_rows(runset: RunSet, run_a: int, run_b: int, metric, method: str, topics: np.ndarray) -> list[tuple]:
+    """``(topic, value, direction, certified, upper_bound, status, assignment_json)`` for each topic code."""
+    return list(zip(*med_columns(runset, run_a, run_b, metric, method, topics)))
+
+
+def _differences(weights, a: _Side, b: _Side, n_docs: int):
+    """Weight differences W_A(d) - W_B(d) of the unjudged documents, A's entries then B-only ones."""
+    rank_in_b, rank_in_a = _positions(a, b, n_docs), _positions(b, a, n_docs)
+    weight_a, weight_b = weights[a.rank], weights[b.rank]
+    unjudged_a = ~a.judged
+    b_only = ~b.judged & (rank_in_a < 0)
+    difference = np.concatenate([
+        weight_a[unjudged_a] - np.where(rank_in_b >= 0, weights[np.maximum(rank_in_b, 0)], 0.0)[unjudged_a],
+        0.0 - weight_b[b_only]])
+    rows = np.concatenate([a.row[unjudged_a], b.row[b_only]])
+    docs = np.concatenate([a.doc[unjudged_a], b.doc[b_only]])
+    return difference, rows, docs, weight_a, weight_b
+
+
+def _judged_base(function, n, a: _Side, b: _Side, weight_a, weight_b, tops) -> np.ndarray:
+    """sum over judged documents of W_A gain - the same over B (A's sum first, as the per-instance code)."""
+    base = np.zeros(n)
+    for side, weight, sign in ((a, weight_a, 1.0), (b, weight_b, -1.0)):
+        gains = _lookup(function, side.grade[side.judged], tops[side.row[side.judged]])
+        sums = np.bincount(side.row[side.judged], weights=weight[side.judged] * gains, minlength=n)
+        base = base + sums if sign > 0 else base - sums
+    return base
+
+
+def _closed_form(runset, metric, topics, a: _Side, b: _Side, tops) -> tuple:
+    n = len(topics)
+    depth = max(int(a.rank.max(initial=-1)), int(b.rank.max(initial=-1))) + 1
+    weights = np.array(metric.rank_weights(depth), dtype=np.float64)
+    difference, rows, docs, weight_a, weight_b = _differences(weights, a, b, len(runset.docs))
+    base = _judged_base(metric.unit_gain, n, a, b, weight_a, weight_b, tops)
+    top_unit = _lookup(metric.unit_gain, tops, tops)
+    per_doc_top = top_unit[rows]
+    value_a = base + np.bincount(rows, weights=np.maximum(difference, 0.0) * per_doc_top, minlength=n)
+    value_b = -base + np.bincount(rows, weights=np.maximum(-difference, 0.0) * per_doc_top, minlength=n)
+    direction_b = value_b > value_a
+    value = np.where(direction_b, value_b, value_a)
+    chosen = np.where(direction_b[rows], difference < 0, difference > 0)
+    order = np.argsort(rows[chosen], kind="stable")
+    assignments = _assignments(runset, rows[chosen][order], docs[chosen][order], tops, n)
+    values = value.tolist()
+    return (_names(runset, topics), values, _directions(direction_b), [True] * n, values, ["optimal"] * n,
+            assignments)
+
+
+def _ideal_dcg(runset, metric, topics, tops, extra: int) -> np.ndarray:
+    """IDCG@k with m extra top-grade documents, m = 0..extra, for each topic: shape (n, extra + 1)."""
+    k = metric.cutoff
+    n = len(topics)
+    first, last = runset.ideal_offsets[topics], runset.ideal_offsets[topics + 1]
+    counts = np.minimum(last - first, k)
+    judged = np.zeros((n, k), dtype=np.int64)
+    column = np.arange(k)
+    mask = column[None, :] < counts[:, None]
+    judged[mask] = runset.ideal_grades[(first[:, None] + column[None, :])[mask]]
+    judged_gain = np.where(mask, _lookup(metric.gain, judged.reshape(-1), np.repeat(tops, k)).reshape(n, k), 0.0)
+    top_gain = _lookup(metric.gain, tops, tops)
+    discount = np.array([log2_discount(i) for i in range(1, k + 1)])
+    steps = min(extra, k)
+    terms = np.empty((n, steps + 1, k))
+    for m in range(steps + 1):  # m top-grade documents come first, then the judged gains, largest first
+        terms[:, m, :m] = top_gain[:, None] * discount[:m]
+        terms[:, m, m:] = judged_gain[:, :k - m] * discount[m:]
+    ideal = terms[:, :, 0].copy()
+    for i in range(1, k):  # rank by rank, the order of the per-instance sum
+        ideal += terms[:, :, i]
+    if extra > steps:
+        ideal = np.concatenate([ideal, np.repeat(ideal[:, -1:], extra - steps, axis=1)], axis=1)
+    return ideal
+
+
+def _alg1(runset, metric, topics, a: _Side, b: _Side, tops) -> tuple:
+    n = len(topics)
+    depth = max(int(a.rank.max(initial=-1)), int(b.rank.max(initial=-1))) + 1
+    weights = np.array([log2_discount(i) for i in range(1, depth + 1)])
+    difference, rows, docs, weight_a, weight_b = _differences(weights, a, b, len(runset.docs))
+    base = _judged_base(metric.gain, n, a, b, weight_a, weight_b, tops)
+    top_gain = _lookup(metric.gain, tops, tops)
+    source = np.arange(len(rows))
+    sides = []
+    for sign in (1.0, -1.0):  # each direction's positive gains, largest first (ties: first appearance)
+        gain = (sign * difference) * top_gain[rows]
+        keep = gain > 0
+        order = np.lexsort((source[keep], -gain[keep], rows[keep]))
+        kept_rows = rows[keep][order]
+        counts = np.bincount(kept_rows, minlength=n)
+        column = np.arange(len(kept_rows)) - np.repeat(np.cumsum(counts) - counts, counts)
+        sides.append((sign, kept_rows, gain[keep][order], docs[keep][order], counts, column))
+    width = max(int(side[4].max(initial=0)) for side in sides)
+    ideal = _ideal_dcg(runset, metric, topics, tops, width)  # the same for both directions
+    ratios, numerators, picks = [], [], []
+    for sign, kept_rows, kept_gain, kept_docs, counts, column in sides:
+        steps = np.zeros((n, width + 1))
+        steps[:, 0] = sign * base
+        steps[kept_rows, column + 1] = kept_gain
+        numerator = np.cumsum(steps, axis=1)  # sequential, as the per-instance loop adds them
+        valid = (np.arange(width + 1)[None, :] <= counts[:, None]) & (ideal > 0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratios.append(np.where(valid, numerator / np.where(ideal > 0, ideal, 1.0), -np.inf))
+        numerators.append(numerator[np.arange(n), counts])
+        picks.append((kept_rows, kept_docs, column))
+    width_a = ratios[0].shape[1]
+    both = np.concatenate(ratios, axis=1)
+    best = np.argmax(both, axis=1)
+    best_value = both[np.arange(n), best]
+    found = best_value > 0
+    value = np.where(found, best_value, 0.0)
+    direction_b = found & (best >= width_a)
+    chosen_count = np.where(found, np.where(direction_b, best - width_a, best), 0)
+    pick_rows, pick_docs = [], []
+    for d, (kept_rows, kept_docs, column) in enumerate(picks):
+        take = (direction_b[kept_rows] == bool(d)) & (column < chosen_count[kept_rows])
+        pick_rows.append(kept_rows[take])
+        pick_docs.append(kept_docs[take])
+    pick_rows, pick_docs = np.concatenate(pick_rows), np.concatenate(pick_docs)
+    order = np.argsort(pick_rows, kind="stable")
+    assignments = _assignments(runset, pick_rows[order], pick_docs[order], tops, n)
+    judged_ideal = ideal[:, 0]
+    largest = np.maximum(np.maximum(numerators[0], numerators[1]), 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        heuristic_bound = np.where(judged_ideal > 0, np.minimum(1.0, largest / judged_ideal), 1.0)
+    binary = tops == 1
+    bound = np.where(binary, value, heuristic_bound)
+    return (_names(runset, topics), value.tolist(), _directions(direction_b), binary.tolist(), bound.tolist(),
+            np.where(binary, "optimal", "heuristic").tolist(), assignments)
+
+
+def _names(runset: RunSet, topics: np.ndarray) -> list:
+    return [runset.topics[t] for t in topics.tolist()]
+
+
+def _directions(direction_b: np.ndarray) -> list:
+    return np.where(direction_b, "b", "a").tolist()

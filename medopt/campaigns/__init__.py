@@ -1,0 +1,1 @@
+"""Campaigns over many instances: heuristics certified against the exact MED, peer checks."""

@@ -1,0 +1,138 @@
+"""``medopt certify``: heuristic MED against the exact MED on real or generated instances, and the
+peer check (the work is done by :mod:`medopt.campaigns`)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from tqdm import tqdm
+
+from ..campaigns.certify import (INSTANCE_COLUMNS, SUMMARY_COLUMNS, Settings, cases_from_generator, cases_from_runs,
+                                 certify_case, format_table, parse_gains, plan, read_runs, summarize, warm_up)
+from ..campaigns.counterexamples import format_counterexample, save_counterexample
+from ..campaigns.peer import PEER_COLUMNS, PEER_SUMMARY_COLUMNS, peer_check
+from ..errors import MedoptError
+from ..io.results import write_rows
+from ..io.trec import read_qrels
+from ..metrics import parse_metric
+from .common import main, one_line_errors
+
+
+class CertifyCommand(click.Command):
+    """A MedoptError becomes a one-line message and exit status 2 (as medopt's group does), also when
+    the command runs on its own (tests, scripts)."""
+
+    def invoke(self, ctx):
+        return one_line_errors(super().invoke, ctx)
+
+
+def _warn(message: str) -> None:
+    click.echo(f"medopt: warning: {message}", err=True)
+
+
+@main.command("certify", cls=CertifyCommand, context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))
+@click.option("--qrels", type=click.Path(dir_okay=False), default=None, help="TREC qrels; none: nothing judged.")
+@click.option("-m", "--metric", "metrics", multiple=True, help="Metric (AP@10, SSP@20, ERR@20, nDCG@10, ...). Repeatable.")
+@click.option("--heuristic", "heuristics", multiple=True, metavar="NAME[(k=v,...)]",
+              help="greedy, tabu, tc-err, closed-form or alg1, with options, e.g. 'tc-err(p=1)', "
+                   "'tabu(seed=3,iterations=200)'. Repeatable (default: every heuristic for each metric).")
+@click.option("--solver", type=click.Choice(["highs", "cpsat"]), default=None, help="Exact solver (default: CP-SAT for AP, HiGHS otherwise).")
+@click.option("--time-limit", type=float, default=None, help="Seconds per exact MED; beyond: uncertified.")
+@click.option("--max-grade", type=int, default=None,
+              help="Top grade G (runs: default the topic's largest grade; --generate: the grades generated).")
+@click.option("--gains", default=None, metavar="G:GAIN,...", help="Explicit gain map, e.g. 0:0,1:0.25,2:0.75.")
+@click.option("--residual", is_flag=True, help="RBP: credit the unseen tail to the better list.")
+@click.option("--generate", type=click.IntRange(min=1), default=None, help="Certify on N seeded random instances.")
+@click.option("--k", "depth", type=click.IntRange(min=1), default=10, show_default=True,
+              help="--generate: the depth k of the generated lists.")
+@click.option("--seed", type=int, default=0, show_default=True, help="--generate: random seed.")
+@click.option("--judged-fraction", type=click.FloatRange(0, 1), default=None, help="--generate: share judged.")
+@click.option("--max-unjudged", type=click.IntRange(min=0), default=None,
+              help="--generate: most unjudged documents per instance.")
+@click.option("--peer", type=click.Path(dir_okay=False), default=None,
+              help="CSV of Tan & Clarke's med tool (run1,run2,topic,MED-nDCG@20,MED-RBP,MED-ERR) to check.")
+@click.option("--out", type=click.Path(file_okay=False), default=None,
+              help="Directory for instances.csv, summary.csv and counterexample JSON files (peer.csv, peer_summary.csv).")
+@click.option("--show", type=click.IntRange(min=0), default=5, show_default=True, help="Counterexamples printed.")
+@click.option("--honour-rank", is_flag=True, help="Order by the rank column instead of trec_eval's score order.")
+@click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
+def certify_command(runs, qrels, metrics, heuristics, solver, time_limit, max_grade, gains, residual, generate,
+                    depth, seed, judged_fraction, max_unjudged, peer, out, show, honour_rank, progress):
+    """Heuristic MED against the exact MED: on every topic of every pair of RUNS, or on --generate N instances.
+
+    Prints one summary row per heuristic and metric (fraction of certified instances where the heuristic is
+    exact, largest and mean gap, median exact/heuristic time ratio); misses are saved as counterexamples.
+    With --peer, checks a peer tool's MED values against the exact ones instead.
+    """
+    if time_limit is not None and time_limit <= 0:
+        raise MedoptError(f"--time-limit must be positive, got {time_limit:g}")
+    settings = Settings(solver=solver, time_limit=time_limit, max_grade=None if generate else max_grade,
+                        gains=parse_gains(gains), residual=residual)
+    show_progress = sys.stderr.isatty() if progress is None else progress
+    out_dir = Path(out) if out else None
+    if out_dir:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    judgments = read_qrels(qrels) if qrels else {}
+    if peer:
+        if generate or metrics or heuristics:
+            raise MedoptError("--peer fixes the metrics and compares no heuristic: drop --generate, -m, --heuristic")
+        if not runs:
+            raise MedoptError("--peer needs the RUNS the peer compared")
+        rows, summary = peer_check(peer, read_runs(runs, honour_rank), judgments, settings, show_progress, _warn)
+        if out_dir:
+            write_rows(rows, PEER_COLUMNS, "csv", out_dir / "peer.csv")
+            write_rows(summary, PEER_SUMMARY_COLUMNS, "csv", out_dir / "peer_summary.csv")
+        click.echo(format_table(summary, PEER_SUMMARY_COLUMNS), nl=False)
+        return
+    if not metrics:
+        raise MedoptError("say which metric(s) to certify with -m (e.g. -m AP@10)")
+    if generate:
+        if runs or qrels:
+            raise MedoptError("--generate makes its own instances: drop RUNS and --qrels")
+        cases = cases_from_generator(generate, seed=seed, k=depth, max_grade=max_grade,
+                                     judged_fraction=judged_fraction, max_unjudged=max_unjudged)
+    else:
+        if len(runs) < 2:
+            raise MedoptError(f"certify needs two or more RUNS (got {len(runs)}), or --generate N")
+        cases = cases_from_runs(read_runs(runs, honour_rank), judgments, _warn)
+        if not cases:
+            raise MedoptError("the runs have no topic in common")
+    work = plan(metrics, heuristics)
+    for metric in (parse_metric(m) for m in metrics):
+        if all(metric != m for m, _ in work):
+            _warn(f"no requested heuristic computes MED for {metric}: skipped")
+    warm_up(work, settings)
+    rows, found = [], []
+    jobs = [(case, metric, hs) for case in cases for metric, hs in work]
+    for case, metric, hs in tqdm(jobs, disable=not show_progress, unit="instance", desc="certify", file=sys.stderr):
+        case_rows, case_found = certify_case(case, metric, hs, settings)
+        rows += case_rows
+        found += case_found
+    for number, (row, data) in enumerate(found, start=1):
+        if out_dir:
+            row["counterexample"] = save_counterexample(data, out_dir, number).name
+        if number <= show or row["verdict"] == "above":
+            click.echo(format_counterexample(data, row["counterexample"] or f"counterexample {number}") + "\n")
+    if len(found) > show:
+        click.echo(f"... {len(found) - show} more counterexample(s){' in ' + str(out_dir) if out_dir else ''}\n")
+    summary = summarize(rows)
+    if out_dir:
+        write_rows(rows, INSTANCE_COLUMNS, "csv", out_dir / "instances.csv")
+        write_rows(summary, SUMMARY_COLUMNS, "csv", out_dir / "summary.csv")
+    click.echo(format_table(summary, SUMMARY_COLUMNS), nl=False)
+    errors = [r for r in rows if r["verdict"] == "error"]
+    for row in {(r["run_a"], r["run_b"], r["topic"], r["metric"]): r for r in errors}.values():
+        _warn(f"exact solver failed on {row['metric']}, {row['run_a']} vs {row['run_b']}, topic {row['topic']}: "
+              f"{row['exact_status'][len('error: '):]} (counted as uncertified)")
+    bugs = [r for r in rows if r["verdict"] == "above"]
+    if bugs:
+        for row in bugs:
+            click.echo(f"medopt: BUG: {row['heuristic']} = {row['heuristic_value']:.12g} exceeds the exact "
+                       f"{'value' if row['exact_certified'] else 'upper bound'} "
+                       f"{row['exact_value' if row['exact_certified'] else 'exact_upper_bound']:.12g} for "
+                       f"{row['metric']}, {row['run_a']} vs {row['run_b']}, topic {row['topic']}", err=True)
+        click.echo(f"medopt: BUG: {len(bugs)} heuristic value(s) above the exact maximum; see above", err=True)
+        sys.exit(1)

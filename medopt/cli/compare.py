@@ -1,0 +1,72 @@
+"""``medopt compare``: MED between two runs, topic by topic, with a mean row per metric."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .. import api
+from ..errors import MedoptError
+from ..io.results import FORMATS, format_rows, mean, write_rows
+from ..io.trec import pair_topics, read_qrels, read_run, run_names
+from ..metrics import parse_metric
+from .common import main, method_options, metric_option, parse_limits
+
+COMPARE_COLUMNS = ("run_a", "run_b", "topic", "metric", "med", "direction", "certified", "upper_bound",
+                   "method", "seconds")
+
+@main.command()
+@click.argument("run_a", type=click.Path(dir_okay=False))
+@click.argument("run_b", type=click.Path(dir_okay=False))
+@click.option("--qrels", type=click.Path(dir_okay=False), default=None, help="TREC qrels; none: nothing judged.")
+@metric_option
+@method_options
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="csv", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Output file (default: stdout).")
+@click.option("--honour-rank", is_flag=True, help="Order by the rank column instead of trec_eval's score order.")
+@click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when stderr is a terminal).")
+def compare(run_a, run_b, qrels, metrics, method, solver, time_limit, max_grade, pad, residual, strategy, at_most,
+            at_least, fmt, output, honour_rank, progress):
+    """MED between RUN_A and RUN_B for every common topic and metric, then the mean (topic 'all')."""
+    from tqdm import tqdm
+
+    parsed = [parse_metric(m) for m in metrics]
+    limits = parse_limits(at_most, at_least)
+    first, second = read_run(run_a, honour_rank=honour_rank), read_run(run_b, honour_rank=honour_rank)
+    judgments = read_qrels(qrels) if qrels else {}
+    name_a, name_b = run_names(first, second)
+    topics = pair_topics(first, second)
+    for side, only in (("RUN_A", topics.only_a), ("RUN_B", topics.only_b)):
+        if only:
+            click.echo(f"medopt: warning: {len(only)} topic(s) only in {side}, skipped: {' '.join(only[:10])}"
+                       f"{' ...' if len(only) > 10 else ''}", err=True)
+    if not topics.common:
+        raise MedoptError(f"{run_a} and {run_b} have no topic in common")
+    rows, per_metric = [], {str(m): [] for m in parsed}
+    show = sys.stderr.isatty() if progress is None else progress
+    work = [(t, m) for t in topics.common for m in parsed]
+    for topic, metric in tqdm(work, disable=not show, unit="med", desc="compare"):
+        try:
+            result = api.med(metric, first.rankings[topic], second.rankings[topic], judgments.get(topic, {}),
+                             max_grade=max_grade, method=method, solver=solver, time_limit=time_limit, pad=pad,
+                             residual=residual, limits=limits, **({"strategy": strategy} if strategy != "auto" else {}))
+        except MedoptError as error:
+            raise MedoptError(f"topic {topic}, {metric}: {error}") from None
+        row = {"run_a": name_a, "run_b": name_b, "topic": topic, "metric": str(metric),
+               "med": result.value, "direction": result.direction, "certified": result.certified,
+               "upper_bound": result.upper_bound, "method": result.method, "seconds": result.seconds}
+        rows.append(row)
+        per_metric[str(metric)].append(row)
+    for metric, metric_rows in per_metric.items():
+        used = {r["method"] for r in metric_rows}
+        rows.append({"run_a": name_a, "run_b": name_b, "topic": "all", "metric": metric,
+                     "med": mean(r["med"] for r in metric_rows), "direction": "",
+                     "certified": all(r["certified"] for r in metric_rows),
+                     "upper_bound": mean(r["upper_bound"] for r in metric_rows),
+                     "method": used.pop() if len(used) == 1 else "mixed",
+                     "seconds": sum(r["seconds"] for r in metric_rows)})
+    if output:
+        write_rows(rows, COMPARE_COLUMNS, fmt, output)
+    else:
+        click.echo(format_rows(rows, COMPARE_COLUMNS, fmt), nl=False)

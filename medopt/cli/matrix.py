@@ -1,0 +1,73 @@
+"""``medopt matrix`` (every pair of many runs into a results store) and ``medopt export-results``."""
+
+from __future__ import annotations
+
+import click
+
+from ..batch import FAST_ROWS_PER_TASK, INSTANCE_ROWS_PER_TASK, Settings, run_matrix
+from ..plots import plot_heatmap
+from ..store import export_results
+from .common import main, method_options, metric_option, parse_limits
+
+@main.command("matrix")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--qrels", type=click.Path(dir_okay=False), default=None, help="TREC qrels; none: nothing judged.")
+@metric_option
+@method_options
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Workers (default: every core).")
+@click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="local: a process pool; dask: Dask distributed (a LocalCluster unless --scheduler).")
+@click.option("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://10.0.0.5:8786.")
+@click.option("--store", type=click.Path(dir_okay=False), default="medopt-matrix.sqlite", show_default=True,
+              help="SQLite results store; rows are committed as they finish.")
+@click.option("--resume", is_flag=True, help="Continue the job in --store, computing only the rows it lacks.")
+@click.option("--fast-path/--no-fast-path", default=True, show_default=True,
+              help="Array kernels for P, DCG, SDCG, RBP, nDCG@k (closed form / Alg. 1).")
+@click.option("--chunk-size", type=click.IntRange(min=1), default=None,
+              help="Rows per task (default: 4096 for the fast path, 4 for per-topic methods).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="When done, export the store here (.csv, .tsv, .jsonl or .parquet).")
+@click.option("--heatmap", type=click.Path(dir_okay=False), default=None,
+              help="When done, draw the clustered heatmap of mean MED here (.png or .pdf).")
+@click.option("--honour-rank", is_flag=True, help="Order by the rank column instead of trec_eval's score order.")
+@click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
+def matrix_command(runs, qrels, metrics, method, solver, time_limit, max_grade, pad, residual, strategy, at_most,
+                   at_least, jobs, engine, scheduler, store, resume, fast_path, chunk_size, output, heatmap,
+                   honour_rank, progress):
+    """MED for every unordered pair of RUNS x every common topic x every metric, into a results store.
+
+    Stop it at any time (Ctrl-C, or kill): rerun with --resume and it completes the job.
+    """
+
+    settings = Settings(method=method, solver=solver, time_limit=time_limit, max_grade=max_grade, pad=pad,
+                        residual=residual, limits=tuple(parse_limits(at_most, at_least)),
+                        strategy=None if strategy == "auto" else strategy, fast=fast_path)
+    report = run_matrix(list(runs), list(metrics), qrels=qrels, store=store, settings=settings, engine=engine,
+                        jobs=jobs, scheduler=scheduler, resume=resume, honour_rank=honour_rank, progress=progress,
+                        fast_rows=chunk_size or FAST_ROWS_PER_TASK, instance_rows=chunk_size or INSTANCE_ROWS_PER_TASK)
+    if report.one_sided:
+        click.echo(f"medopt: warning: {report.one_sided} (pair, topic) combination(s) skipped: the topic is in "
+                   "only one run of the pair", err=True)
+    click.echo(f"medopt: {report.computed} MED(s) computed, {report.stored_before} already stored; "
+               f"{len(report.runs)} runs, {len(report.metrics)} metric(s), {report.seconds:.2f} s -> {store}",
+               err=True)
+    if output:
+        count = export_results(store, output)
+        click.echo(f"medopt: wrote {count} rows to {output}", err=True)
+    if heatmap:
+        plot_heatmap(store, [heatmap])
+        click.echo(f"medopt: wrote {heatmap}", err=True)
+
+
+@main.command("export-results")
+@click.option("--store", type=click.Path(dir_okay=False), default="medopt-matrix.sqlite", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True,
+              help="Output file: .csv, .tsv, .jsonl or .parquet (or say --format).")
+@click.option("--format", "fmt", type=click.Choice(["csv", "tsv", "jsonl", "parquet"]), default=None)
+@click.option("--assignment/--no-assignment", default=True, show_default=True,
+              help="Include the assignment column (JSON of the unjudged documents set relevant).")
+def export_results_command(store, output, fmt, assignment):
+    """Write the rows of a matrix results store to CSV, TSV, JSON lines or parquet."""
+
+    count = export_results(store, output, fmt, with_assignment=assignment)
+    click.echo(f"medopt: wrote {count} rows to {output}", err=True)

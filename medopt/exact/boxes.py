@@ -1,0 +1,157 @@
+"""Strategy ``boxes``: branch and bound over boxes of cases, for any formulation that offers boxes
+(``formulations.base.BoxSearch``; today the Q-measure)."""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import replace
+
+from ..bounds import trivial_bound
+from ..modeling import assignment_from
+from ..solvers import CUTOFF_SLACK, SOLVERS, HighsSession, solve
+from .common import DirectionResult, cutoff_for, offer_rescored, proven_bound, settle_without_relevance
+
+
+# HiGHS dual pricing for box LPs of at most this many rows: devex (no steepest-edge weights to set up
+# from each new start basis).  Measured on replayed Q(beta=1) box LPs: 18 LPs of 705 rows (k = 20)
+# 2.3 -> 2.0 ms each, 38 of ~1,200 rows 2.9 -> 2.5 ms; 25 LPs at k = 100 (~20,000 rows) 420 -> 530 ms.
+DEVEX_ROWS = 2000
+
+
+BOX_TIME_LIMIT = 0.25  # seconds for a box's test model (CP-SAT) at first; a box not settled in that time is split
+
+
+def solve_boxes(formulation, instance, direction, solver, clock, start: float = -math.inf) -> DirectionResult:
+    """Exact branch and bound over boxes of cases (``formulation.root_boxes`` / ``split``, the Q-measure).
+
+    A case (one profile) is solved with its exact model and the cutoff max(start, best difference
+    found), as solve_cases does.  A box of cases is tested at lam = that cutoff: its model's optimum
+    F(lam) is >= R(x) (difference(x) - lam) for every assignment x of the box (R(x) >= R_lo >= 1), so
+    every difference in the box is <= lam + max(F_ub, 0) / R_lo for any proven upper bound F_ub of F
+    (HiGHS: the LP relaxation's optimum, solved to the end since a child's LP is as large as its
+    parent's; CP-SAT: the MILP's bound within a budget that starts at BOX_TIME_LIMIT and doubles each
+    time a test ends without any bound, i.e. inside presolve on a large model).  A box whose
+    bound does not beat the cutoff is closed; any other is split, its halves inheriting its bound, and
+    boxes are taken best bound first.  Every solution is re-scored by the evaluator (a box's objective
+    is only a bound) and offered when it meets the relevance limits (an LP point is rounded), so the
+    value is a true difference.  The bound reported is the largest bound of a closed box (and of the
+    open ones when time ran out): every case lies in exactly one box.  The formulation may compile one
+    template per direction (``box_models``) whose ``patched(case, lam)`` is the model's matrix, and a
+    second one for profiles (``box_models(cases=True)``); when that one says its LP relaxation is
+    tight (``exact_lp``), a profile is solved as an LP first (HiGHS) and goes to its MILP only when the
+    LP optimum beats both the cutoff and the re-scored rounding of its point."""
+    result = DirectionResult()
+    feasible_boxes, order, templates, case_templates, box_budget = 0, 0, False, False, BOX_TIME_LIMIT
+    rescored = {}  # solver points already re-scored (offer_rescored)
+    lp_solver = SOLVERS[solver].lp_relaxation  # box LPs: their relaxation, in one session per template
+    sessions = {}
+
+    def session(template):
+        if id(template) not in sessions:
+            sessions[id(template)] = HighsSession()
+        return sessions[id(template)]
+
+    heap = []
+    ceiling = trivial_bound(instance)  # no difference exceeds it: a box that reaches it needs no more work
+    for case in formulation.root_boxes(instance):
+        heap.append((-ceiling, order, case, None))
+        order += 1
+    heapq.heapify(heap)
+    while heap:
+        remaining = clock.remaining()
+        if remaining is not None and remaining <= 0:
+            result.proven = False
+            result.bound = max([result.bound] + [-entry[0] for entry in heap])
+            break
+        inherited, _, case, start_basis = heapq.heappop(heap)
+        inherited = -inherited  # the parent's bound (the trivial one for a root)
+        cutoff = max(start, result.value)
+        if inherited <= cutoff + CUTOFF_SLACK:  # the parent's bound (or the trivial one) already settles it
+            result.bound = max(result.bound, inherited)
+            feasible_boxes += 1  # not known infeasible: some assignment reaches the cutoff
+            continue
+        settled = formulation.small_box(instance, direction, case)  # few assignments: each evaluated
+        if settled is not None:
+            bound, assignment = settled
+            result.log.append((f"{case.label} (all assignments)", bound, bound))
+            if assignment is not None:
+                feasible_boxes += 1
+                value = instance.differences(assignment)[direction]
+                result.offer(value, assignment)
+                result.bound = max(result.bound, bound, value)
+            continue
+        single = not formulation.is_box(case)
+        if not single and formulation.too_wide(instance, case):
+            for child in formulation.split(instance, case):  # its relaxation would not bound it: split at once
+                heapq.heappush(heap, (-inherited, order, child, start_basis))
+                order += 1
+            continue
+        if templates is False:  # a compiled template patched per box, when the formulation has one
+            templates = formulation.box_models(instance, direction)
+        if single and case_templates is False:  # the formulation's template for one-profile cases
+            case_templates = formulation.box_models(instance, direction, cases=True) if templates is not None \
+                else None
+        lam = None if single else (cutoff if math.isfinite(cutoff) else -ceiling)
+        template = case_templates if single else templates
+        matrix = template.patched(case, lam) if template is not None else None
+        model = formulation.build(instance, direction, case=case, lam=lam) if matrix is None else matrix
+        if single and lp_solver and matrix is not None and template.exact_lp:
+            # a profile whose template makes its LP relaxation tight (the collection cuts): the LP's
+            # optimum bounds the profile, so it settles the profile when it does not beat the cutoff
+            # or when its rounded point, re-scored, reaches it; otherwise the MILP below
+            outcome = session(template).solve(replace(matrix, highs_options={"presolve": "off"}), remaining)
+            result.solves += 1
+            # HiGHS can call an LP optimal with no feasible primal point (primal_solution_status 1 after
+            # unscaling, seen on a DL-HARD Q(beta=1)@100 profile): no point to re-score, so the MILP settles it
+            if outcome.status == "optimal" and outcome.x is not None:
+                value = offer_rescored(result, instance, direction, template.assignment(outcome.x), rescored)
+                if outcome.bound <= max(cutoff, value) + CUTOFF_SLACK:
+                    feasible_boxes += 1
+                    result.log.append((f"{case.label} (LP)", outcome.objective, min(inherited, outcome.bound)))
+                    result.bound = max(result.bound, min(inherited, outcome.bound), value)
+                    continue
+        if single:  # one case: its exact model, solved like solve_cases does
+            outcome = solve(model, solver, remaining, cutoff=cutoff_for(cutoff))
+        else:  # the box's test model at lam: F(lam) <= 0 proves that no assignment of the box beats lam
+            if lp_solver and matrix is not None:  # the LP relaxation: a weaker bound, found much faster
+                # presolve off: measured on 20 Q(beta=1)@20 box LPs, 198 -> 131 ms (same optima); the
+                # parent's final basis as the start: 14 Q(beta=1)@100 box LPs took 8.3 s cold, 4.7 s so;
+                # one HiGHS instance for all of them (the template's HighsSession)
+                options = {"presolve": "off"}
+                if matrix.A.shape[0] <= DEVEX_ROWS:
+                    options["simplex_dual_edge_weight_strategy"] = 1  # devex
+                outcome = session(templates).solve(replace(matrix, highs_options=options, basis=start_basis), remaining)
+            else:
+                budget = remaining if remaining is None else min(remaining, box_budget)
+                outcome = solve(model, solver, budget, cutoff=0.0 if math.isfinite(cutoff) else None)
+            if not math.isfinite(outcome.bound) and outcome.status == "timeout":
+                box_budget *= 2  # stopped before it had any bound: the next box gets longer
+        result.solves += 1
+        if outcome.status == "infeasible":
+            continue
+        feasible_boxes += 1
+        if outcome.values is not None:
+            assignment = assignment_from(model, outcome.values) if matrix is None else template.assignment(outcome.x)
+            offer_rescored(result, instance, direction, assignment, rescored)
+        if single:
+            bound = proven_bound(outcome, instance)
+        elif math.isfinite(outcome.bound):  # every x of the box: R(x) (difference - lam) <= F <= F_ub, R(x) >= R_lo
+            bound = lam + max(outcome.bound, 0.0) / case.denominator
+        else:
+            bound = ceiling
+        bound = min(inherited, bound)
+        result.log.append((case.label, outcome.objective, bound))
+        if outcome.status != "optimal" and (single or (clock.remaining() is not None and clock.remaining() <= 0)):
+            result.proven = False
+            result.bound = max(result.bound, bound)
+            continue
+        if single or bound <= max(start, result.value) + CUTOFF_SLACK:
+            result.bound = max(result.bound, bound)
+            continue
+        for child in formulation.split(instance, case):
+            heapq.heappush(heap, (-bound, order, child, outcome.basis))
+            order += 1
+    if feasible_boxes == 0 and result.proven:
+        settle_without_relevance(result, instance)
+    return result

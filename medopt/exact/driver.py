@@ -1,0 +1,130 @@
+"""``method="exact"``: build each direction's model, solve it, certify the answer.
+
+Ratio metrics are solved either by enumerating the denominator (every case is a
+MILP with a constant denominator; the maximum over cases is the answer) or by
+Dinkelbach iteration on F(lam) = max N(x) - lam D(x): lam is raised to the ratio
+of each new solution until the solver proves F(lam) <= eps.  At any iteration,
+for every x with D(x) > 0, N(x)/D(x) <= lam + max(F_ub, 0) / D_min, which is the
+upper bound reported (x with D(x) = 0 have N(x) = 0 and a difference of 0).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+from ..bounds import trivial_bound
+from ..errors import MedoptError
+from ..formulations import formulation_for
+from ..formulations.base import BoxSearch, CappedRatio, CaseModels, CompactModel, DinkelbachModels, DirectModel
+from ..instance import Instance
+from ..reductions import reduce as reduce_instance
+from ..result import MedResult, certify
+from ..solvers import SOLVERS
+from .boxes import solve_boxes
+from .cases import solve_cases
+from .common import Clock, DirectionResult
+from .dinkelbach import solve_capped, solve_dinkelbach
+from .direct import solve_compact, solve_direct
+
+
+def rank_rule_guess(instance: Instance, direction: str) -> tuple[float, dict]:
+    """A cheap feasible-looking start: Tan & Clarke's rule (top grade where the document ranks
+    higher in the better list, else 0), its difference re-scored by the evaluators.
+    Returns (difference, assignment); (-inf, None) when it breaks a relevance limit."""
+    better, worse = (instance.rank_a, instance.rank_b) if direction == "a" else (instance.rank_b, instance.rank_a)
+    far = len(instance.a) + len(instance.b) + 1
+    assignment = {d: instance.max_grade if better.get(d, far) < worse.get(d, far) else 0 for d in instance.unjudged}
+    if not instance.satisfies_limits(assignment):
+        return -math.inf, None
+    return instance.differences(assignment)[direction], assignment
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """An exact strategy: how it solves one direction, and the formulation interface it needs."""
+
+    solve: Callable[..., DirectionResult]
+    needs: type
+
+
+STRATEGIES = {
+    "direct": Strategy(solve_direct, DirectModel),
+    "compact": Strategy(solve_compact, CompactModel),
+    "enumerate": Strategy(solve_cases, CaseModels),
+    "dinkelbach": Strategy(solve_dinkelbach, DinkelbachModels),
+    "capped": Strategy(solve_capped, CappedRatio),
+    "boxes": Strategy(solve_boxes, BoxSearch),
+}
+DEFAULT_SOLVER = "highs"
+
+
+def available_strategies(formulation, instance, solver: str) -> tuple[str, ...]:
+    """The formulation's strategies for this instance that ``solver`` can run (an integer-only
+    solver cannot take a model with continuous variables)."""
+    available = tuple(s for s in formulation.strategies(instance) if isinstance(formulation, STRATEGIES[s].needs))
+    if SOLVERS[solver].integer_only:
+        available = tuple(s for s in available if s not in formulation.continuous)
+    return available
+
+
+def exact(instance: Instance, *, solver: str | None = None, time_limit: float | None = None,
+          strategy: str = "auto", reduce: bool = True, warm_starts: Iterable[Callable] = ()) -> MedResult:
+    """Both directions' maxima, each solved by ``strategy`` on the instance reduced by the metric's
+    proved facts, and certified.  ``warm_starts`` are heuristics (instance -> MedResult) whose
+    answers seed the search as differences already reached (methods.py picks them)."""
+    started = time.perf_counter()
+    formulation = formulation_for(instance.metric)
+    solver = solver or formulation.preferred_solver(instance) or DEFAULT_SOLVER
+    if solver not in SOLVERS:
+        raise MedoptError(f"unknown solver {solver!r}; choose one of {', '.join(SOLVERS)}")
+    available = available_strategies(formulation, instance, solver)
+    if strategy == "auto":
+        strategy = available[-1]
+    if strategy not in available:
+        needs_highs = f" with {solver} (its model has continuous variables: use highs)" \
+            if strategy in formulation.continuous else ""
+        raise MedoptError(f"{instance.metric}: strategy {strategy!r} not available{needs_highs} "
+                          f"(choose from {', '.join(available)})")
+    clock = Clock(time_limit)
+    if instance.a == instance.b and not instance.residual and not instance.limits:
+        # identical cut lists score identically under every assignment: the MED is 0
+        return certify(instance, {d: 0 for d in instance.unjudged}, "a", upper_bound=0.0, status="optimal",
+                       method="exact", solver=solver, started=started, claimed=0.0,
+                       details={"strategy": "identical lists", "solves": 0})
+    directions, guesses = {}, {d: rank_rule_guess(instance, d) for d in ("a", "b")}
+    for heuristic in warm_starts:
+        seed = heuristic(instance)
+        if seed.value > guesses[seed.direction][0]:
+            guesses[seed.direction] = (seed.value, seed.assignment)
+    for direction in guesses:
+        for assignment in formulation.seeds(instance, direction):
+            if instance.satisfies_limits(assignment):
+                value = instance.differences(assignment)[direction]
+                if value > guesses[direction][0]:
+                    guesses[direction] = (value, assignment)
+    reached = max(guess[0] for guess in guesses.values())  # a difference some assignment reaches
+    ceiling = trivial_bound(instance)
+    for direction in sorted(guesses, key=lambda d: -guesses[d][0]):  # the likelier winner first
+        if reached >= ceiling:  # no difference exceeds the trivial bound: nothing left to prove
+            directions[direction] = DirectionResult(bound=ceiling)
+            directions[direction].offer(*guesses[direction])
+            continue
+        reduced = reduce_instance(instance, direction) if reduce else instance
+        outcome = STRATEGIES[strategy].solve(formulation, reduced, direction, solver, clock, start=reached)
+        if outcome.assignment is not None:
+            outcome.assignment.update(reduced.fixed)
+        outcome.offer(*guesses[direction])
+        reached = max(reached, outcome.value)
+        directions[direction] = outcome
+    best_direction = max(directions, key=lambda d: directions[d].value)
+    best = directions[best_direction]
+    proven = all(r.proven for r in directions.values())
+    bound = max(r.bound for r in directions.values())
+    assignment = best.assignment if best.assignment is not None else {d: 0 for d in instance.unjudged}
+    details = {"strategy": strategy, "solves": sum(r.solves for r in directions.values()), "reduced": reduce}
+    return certify(instance, assignment, best_direction, upper_bound=bound,
+                   status="optimal" if proven else "timeout", method="exact", solver=solver, started=started,
+                   claimed=best.value if math.isfinite(best.value) else None, details=details)

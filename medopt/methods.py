@@ -1,0 +1,141 @@
+"""The method registry: every way medopt computes MED, each declaring what it supports.
+
+A method declares the metrics it computes MED for (``computes``), what else an instance must
+satisfy (``accepts``: None, or why not), whether its answer is exact on an instance (``exact_on``:
+only then can it be certified on its own), the options it takes, and whether it is cheap enough
+to seed the exact search (``warm_start``).  ``auto``, ``medopt.med``, ``medopt matrix`` and
+``medopt certify`` all ask this registry; nothing else decides which method fits which metric.
+
+``auto`` takes the first method, in registry order, that computes the metric, accepts the
+instance and is exact on it: the closed form, then Alg. 1, then the exact models, then
+enumeration.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from .errors import MedoptError
+from .exact.enumeration import DEFAULT_MAX_ASSIGNMENTS, enumerate_med
+from .heuristics.alg1 import alg1
+from .heuristics.closed_form import closed_form
+from .heuristics.greedy import greedy
+from .heuristics.tabu import tabu
+from .heuristics.tc_err import tc_err
+from .instance import Instance
+from .metrics import Metric
+from .result import MedResult
+
+COMMON_OPTIONS = ("time_limit",)  # every method finishes within any limit it is given or honours it
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str
+    run: Callable[..., MedResult]                 # run(instance, **options)
+    computes: Callable[[Metric], bool]            # the metrics it computes MED for
+    exact_on: Callable[[Instance], bool]          # exact (certifiable on its own) on this instance
+    accepts: Callable[[Instance], str | None] = lambda instance: None  # None, or why it refuses
+    options: tuple[str, ...] = ()
+    warm_start: bool = False                      # a cheap lower bound that seeds the exact search
+    summary: str = ""
+
+    def supports(self, instance: Instance) -> str | None:
+        """None when the method can run on ``instance``, else why not."""
+        if not self.computes(instance.metric):
+            return f"method {self.name!r} does not compute MED for {instance.metric}"
+        return self.accepts(instance)
+
+
+def no_limits(instance: Instance) -> str | None:
+    return "it does not support relevance limits" if instance.limits else None
+
+
+def is_dot_product(metric: Metric) -> bool:
+    """sum_i W(i) u(grade_i): the metric gives rank weights and a unit gain (P, DCG, SDCG, RBP)."""
+    return hasattr(metric, "rank_weights") and hasattr(metric, "unit_gain")
+
+
+def family_in(*families: str) -> Callable[[Metric], bool]:
+    return lambda metric: metric.family in families
+
+
+def has_formulation(metric: Metric) -> bool:
+    from .formulations import REGISTRY as FORMULATIONS  # Pyomo loads only once an exact model is asked for
+    return metric.family in FORMULATIONS
+
+
+def _exact(instance: Instance, **options) -> MedResult:
+    """The exact driver, seeded by every warm-start heuristic that runs on the instance."""
+    from .exact.driver import exact as exact_solve  # Pyomo and the solvers load only when needed
+    seeds = [m.run for m in REGISTRY.values() if m.warm_start and m.supports(instance) is None]
+    return exact_solve(instance, warm_starts=seeds, **options)
+
+
+REGISTRY: dict[str, Method] = {m.name: m for m in (
+    Method("closed-form", lambda instance, **_: closed_form(instance), computes=is_dot_product,
+           exact_on=lambda instance: True, accepts=no_limits,
+           summary="Tan & Clarke: each unjudged document at G where it helps the better list, else 0"),
+    Method("alg1", lambda instance, **_: alg1(instance), computes=family_in("nDCG"),
+           exact_on=lambda instance: instance.max_grade == 1, accepts=no_limits, warm_start=True,
+           summary="Moffat's Algorithm 1 (exact for binary judgments; graded: a lower bound)"),
+    Method("exact", lambda instance, **kw: _exact(instance, **kw),
+           computes=has_formulation, exact_on=lambda instance: True,
+           options=("solver", "strategy", "reduce"),
+           summary="explicit MILP solved by HiGHS or CP-SAT"),
+    Method("enumerate", lambda instance, **kw: enumerate_med(instance, **kw), computes=lambda metric: True,
+           exact_on=lambda instance: True, options=("max_assignments",),
+           summary=f"brute force over all (G+1)^n assignments; refuses above {DEFAULT_MAX_ASSIGNMENTS:,}"),
+    Method("greedy", lambda instance, **_: greedy(instance), computes=family_in("AP"),
+           exact_on=lambda instance: False, accepts=no_limits, warm_start=True,
+           summary="Moffat's eq. 13 greedy (a lower bound)"),
+    Method("tabu", lambda instance, **kw: tabu(instance, **kw), computes=family_in("SSP", "AP"),
+           exact_on=lambda instance: False, accepts=no_limits,
+           options=("seed", "iterations", "tenure", "restarts"),
+           summary="one-flip tabu search (a lower bound)"),
+    Method("tc-err", lambda instance, **kw: tc_err(instance, **kw), computes=family_in("ERR"),
+           exact_on=lambda instance: False, accepts=no_limits, options=("p", "depth"),
+           summary="Tan & Clarke's brute force over up to p bound documents (a lower bound)"),
+)}
+
+
+def method_names() -> list[str]:
+    return list(REGISTRY)
+
+
+def get(name: str) -> Method:
+    if name not in REGISTRY:
+        raise MedoptError(f"unknown method {name!r}; available: auto, {', '.join(REGISTRY)}")
+    return REGISTRY[name]
+
+
+def auto(instance: Instance) -> Method:
+    """The first method that runs on the instance and is exact on it."""
+    for method in REGISTRY.values():
+        if method.supports(instance) is None and method.exact_on(instance):
+            return method
+    raise MedoptError(f"no exact method for {instance}")  # enumerate computes every metric: unreachable
+
+
+def heuristics_for(metric: Metric) -> list[Method]:
+    """The methods that are compared with the exact answer for ``metric`` (medopt certify)."""
+    return [m for m in REGISTRY.values() if m.name not in ("exact", "enumerate") and m.computes(metric)]
+
+
+def run(method: Method, instance: Instance, options: dict, *, chosen_by_auto: bool = False) -> MedResult:
+    """Run ``method`` after checking that it supports the instance and takes every option given
+    (None counts as not given).  With ``chosen_by_auto``, options the chosen method does not take
+    are dropped: they were meant for whichever method auto would pick (e.g. a solver)."""
+    reason = method.supports(instance)
+    if reason is not None:
+        raise MedoptError(f"method {method.name!r} cannot compute MED[{instance.metric}]: {reason}"
+                          if not reason.startswith("method") else reason)
+    given = {k: v for k, v in options.items() if v is not None}
+    taken = set(method.options) | set(COMMON_OPTIONS)
+    unknown = sorted(set(given) - taken)
+    if unknown and not chosen_by_auto:
+        accepted = ", ".join(method.options) or "no options"
+        raise MedoptError(f"method {method.name!r} does not take {', '.join(unknown)} (it takes {accepted})")
+    kwargs = {k: v for k, v in given.items() if k in method.options or (k == "time_limit" and method.name == "exact")}
+    return method.run(instance, **kwargs)

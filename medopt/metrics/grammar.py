@@ -1,0 +1,108 @@
+"""The metric-string grammar: ir_measures' ``Name(param=value,...)@k`` and trec_eval names.
+
+Names, aliases and trec_eval names come from the families' declarations (base.REGISTRY).
+
+>>> str(parse_metric("ndcg_cut.10"))
+'nDCG@10'
+>>> str(parse_metric("RBP(p=0.95)"))
+'RBP(p=0.95)'
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..errors import MetricSyntaxError
+from .base import REGISTRY, Metric
+
+_GRAMMAR = re.compile(
+    r"^(?P<name>[A-Za-z][A-Za-z0-9_]*)"
+    r"(?:\((?P<params>[^()]*)\))?"
+    r"(?:@(?P<cutoff>[^@()]+))?$"
+)
+_TREC_EVAL_NAME = re.compile(r"^(?P<name>[A-Za-z_]+?)(?:[._](?P<cutoff>\d+))?$")
+
+
+def metric_names() -> list[str]:
+    return sorted(REGISTRY)
+
+
+def trec_eval_names() -> dict[str, tuple[str, bool]]:
+    """trec_eval measure name -> (family, whether it needs a cutoff), from the declarations."""
+    return {name: (family.family, needs) for family in REGISTRY.values() for name, needs in family.trec_eval.items()}
+
+
+def find_family(name: str):
+    """The family named ``name`` or one of its aliases (exact spelling first, then any case)."""
+    names = {n: f for f in REGISTRY.values() for n in (f.family, *f.aliases)}
+    return names.get(name) or {k.lower(): v for k, v in names.items()}.get(name.lower())
+
+
+def parse_metric(text: str | Metric) -> Metric:
+    """Parse ``Name(param=value,...)@k`` (or a trec_eval name) into a Metric."""
+    if isinstance(text, Metric):
+        return text
+    if not isinstance(text, str):
+        raise MetricSyntaxError(f"a metric must be a string like 'nDCG@10', got {type(text).__name__}")
+    source = text
+    text = text.strip()
+    alias = _TREC_EVAL_NAME.match(text)
+    trec_eval = trec_eval_names()
+    if alias and alias["name"] in trec_eval and not (alias["cutoff"] is None and alias["name"] in REGISTRY):
+        family, needs_cutoff = trec_eval[alias["name"]]
+        if needs_cutoff and alias["cutoff"] is None:
+            raise MetricSyntaxError(f"{source!r}: trec_eval's {alias['name']} needs a cutoff, e.g. {alias['name']}.10")
+        return _build(source, family, {}, alias["cutoff"])
+    match = _GRAMMAR.match(text)
+    if not match:
+        raise MetricSyntaxError(
+            f"{source!r} is not a metric string; expected Name(param=value,...)@k, e.g. nDCG@10, RBP(p=0.95), AP(norm=min)@100"
+        )
+    params = {}
+    if match["params"] is not None and match["params"].strip():
+        for item in match["params"].split(","):
+            key, sep, value = item.partition("=")
+            if not sep or not key.strip() or not value.strip():
+                raise MetricSyntaxError(f"{source!r}: parameter {item.strip()!r} is not of the form name=value")
+            if key.strip() in params:
+                raise MetricSyntaxError(f"{source!r}: parameter {key.strip()!r} given twice")
+            params[key.strip()] = value.strip()
+    return _build(source, match["name"], params, match["cutoff"])
+
+
+def _build(source: str, name: str, raw_params: dict[str, str], raw_cutoff: str | None) -> Metric:
+    family = find_family(name)
+    if family is None:
+        raise MetricSyntaxError(f"{source!r}: unknown metric {name!r}; known: {', '.join(metric_names())}")
+    cutoff = None
+    if raw_cutoff is not None:
+        if not raw_cutoff.isdigit() or int(raw_cutoff) < 1:
+            raise MetricSyntaxError(f"{source!r}: cutoff must be a positive integer, got {raw_cutoff!r}")
+        cutoff = int(raw_cutoff)
+    params = []
+    for key, raw in raw_params.items():
+        spec = family.PARAMS.get(key)
+        if spec is None:
+            known = ", ".join(family.PARAMS) or "none"
+            raise MetricSyntaxError(f"{source!r}: {family.family} has no parameter {key!r} (parameters: {known})")
+        value = _convert(source, key, raw, spec)
+        params.append((key, value))
+    params.sort()
+    return family(params=tuple(params), cutoff=cutoff)
+
+
+def _convert(source, key, raw, spec):
+    try:
+        if spec.kind is int:
+            if not re.fullmatch(r"[+-]?\d+", raw):
+                raise ValueError
+            value = int(raw)
+        elif spec.kind is float:
+            value = float(raw)
+        else:
+            value = raw
+    except ValueError:
+        raise MetricSyntaxError(f"{source!r}: parameter {key} must be {spec.kind.__name__}, got {raw!r}") from None
+    if not spec.check(value):
+        raise MetricSyntaxError(f"{source!r}: bad value {raw!r} for {key} ({spec.doc})")
+    return value

@@ -1,0 +1,62 @@
+"""Proofs of the reduction facts (base.Reduction), as the families that declare them cite them.
+
+Notation: X is the better list of a direction, Y the other; r_X(d) is d's rank in X's top k
+(infinity when absent); an X-only document is unjudged and in X's top k but not in Y's.  Each
+claim is about some maximiser of M(X) - M(Y) with a value >= 0 (reductions.py).  A family cites
+a proof only when every step of it holds for that family's definition (SPEC 3).
+"""
+
+WORSE_ONLY_DOT_PRODUCT = (
+    "M = sum_i W(i) u(grade_i) with W >= 0 and u non-decreasing, u(0) = 0.  Raising a Y-only "
+    "document's grade leaves M(X) unchanged and cannot lower M(Y), so grade 0 is best.")
+
+WORSE_ONLY_RATIO = (
+    "M = N / D with a numerator that is a non-decreasing function of the grades of the ranked "
+    "documents and a denominator D (R or the ideal DCG, counted over the collection) that is "
+    "non-decreasing in every grade.  Raising a Y-only document leaves X's numerator alone, cannot "
+    "lower Y's, and can only raise the shared D: with N = num(X) - num(Y) >= 0, "
+    "(N - delta) / (D + eps) <= N / D.")
+
+WORSE_ONLY_SUM_OF_PRECISIONS = (
+    "SSP@k = SP / k, SP = sum_i b_i P@i is non-decreasing in every b_i.  Raising a Y-only document "
+    "leaves SP(X) alone and cannot lower SP(Y).")
+
+WORSE_ONLY_CASCADE = (
+    "RR and ERR are non-decreasing in each document's stop probability c_i: dERR/dc_i = reach_i "
+    "(1/i - sum_{j>i} (c_j/j) prod_{i<l<j}(1-c_l)) >= reach_i (1/i - 1/(i+1)) >= 0.  Raising a Y-only "
+    "document leaves M(X) alone and cannot lower M(Y).")
+
+RANK_DOMINANCE_DECREASING_WEIGHTS = (
+    "If r_X(d) <= r_X(e) and r_Y(d) >= r_Y(e), some maximiser has grade(d) >= grade(e): swapping "
+    "the two grades when grade(d) < grade(e) keeps the multiset of grades (so R, the ideal DCG and "
+    "every limit), moves the larger grade up (or into) X, which cannot lower a sum with "
+    "non-increasing rank weights (DCG, precision, RBP, the sum of precisions), and down (or out of) "
+    "Y, which cannot raise Y's.  This holds for every assignment, whatever the sign of the "
+    "difference.  Only covering pairs are kept; transitivity gives the rest.")
+
+RANK_DOMINANCE_CASCADE = (
+    "As for non-increasing weights, with the cascade step: stop probabilities c_i < c_j at ranks "
+    "i < j, a block between them of survival s and per-reach score E <= (1 - s)/(i + 1); swapping "
+    "the grades changes the score by reach (c_j - c_i)(1/i - E - s/j) >= 0 and leaves the survival "
+    "below j unchanged.  The swap keeps the multiset of grades, so every limit.")
+
+BETTER_ONLY_CASCADE = (
+    "M(X) is non-decreasing in each stop probability (see WORSE_ONLY_CASCADE) and M(Y) does not see "
+    "an X-only document: the top grade G is best (no side constraints).")
+
+NET_WEIGHT_NDCG = (
+    "The difference is N / D with N = sum_d gain(d) (w_X(d) - w_Y(d)) (discounts, 0 outside a top "
+    "k) and D = IDCG, non-decreasing in every gain.  Lowering a document with w_X(d) <= w_Y(d) to "
+    "grade 0 cannot lower N and cannot raise D; with N >= 0 the ratio cannot fall.  (This contains "
+    "WORSE_ONLY for nDCG.)")
+
+SHARED_ENDS_CASCADE = (
+    "The common prefix is the first p ranks, where both lists hold the same document at each rank; "
+    "such a document is at no other rank, so M(X) = (terms of ranks <= p, equal in X and Y) + S T_X "
+    "with S = prod_{i<=p} (1 - c_i) and T_X the cascade of X's ranks below p: M(X) - M(Y) = "
+    "S (T_X - T_Y).  If some tail has T_X - T_Y >= 0, the largest S (prefix at grade 0) times the "
+    "largest tail difference is the maximum; otherwise every difference is <= 0 and this direction "
+    "cannot hold the MED.  The common suffix is the ranks below q where both lists hold the same "
+    "document at each rank, when their first q ranks hold the same set: the reach of every suffix "
+    "rank is a product over the same documents in X and Y, so suffix terms cancel for every "
+    "assignment and their grades do not matter.")

@@ -1,0 +1,94 @@
+"""Reductions: the instance of one direction with the facts its metric declares applied.
+
+A family states which reductions hold for it, each with its proof, in its own class body
+(``Metric.reductions``; see metrics/base.Reduction); a family that states none gets none.  This
+module applies them, under the side-constraint conditions each proof needs:
+
+* ``WORSE_ONLY_ZERO`` -- no "at least" limit (zeroing a document keeps every "at most" limit met);
+* ``NET_WEIGHT_ZERO`` -- no "at least" limit; the metric gives ``net_weights(depth)``;
+* ``BETTER_ONLY_TOP`` and ``SHARED_ENDS_ZERO`` -- no limits at all;
+* ``RANK_DOMINANCE`` -- any limits (the swap in its proof keeps the multiset of grades).
+
+Every claim is about a maximiser of M(X) - M(Y) whose value is >= 0; the other direction then
+holds the MED or both are exact, so the bound max(bound_a, bound_b) stays valid.  Fixed documents
+join the judgments (``Instance.fixed`` records them); dominance pairs become model rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .instance import Instance
+from .metrics.base import Reduction, declared_reductions
+
+
+def reduce(instance: Instance, direction: str) -> Instance:
+    """``instance`` with the reductions its metric declares applied for ``direction``."""
+    facts = declared_reductions(instance.metric)
+    if not facts:
+        return instance
+    better, worse = (instance.a, instance.b) if direction == "a" else (instance.b, instance.a)
+    in_better, in_worse = set(better), set(worse)
+    unjudged = set(instance.unjudged)
+    no_lower_limit = all(limit.low == 0 for limit in instance.limits)
+    fixed, dominance, keys = {}, (), {}
+    if Reduction.WORSE_ONLY_ZERO in facts and no_lower_limit:
+        fixed.update({d: 0 for d in worse if d in unjudged and d not in in_better})
+    if Reduction.BETTER_ONLY_TOP in facts and not instance.limits:
+        fixed.update({d: instance.max_grade for d in better if d in unjudged and d not in in_worse})
+    if Reduction.NET_WEIGHT_ZERO in facts and no_lower_limit:
+        weights = instance.metric.net_weights(max(len(better), len(worse)))
+        at_better, at_worse = {d: i for i, d in enumerate(better)}, {d: i for i, d in enumerate(worse)}
+        weight = lambda at, d: weights[at[d]] if d in at else 0.0
+        fixed.update({d: 0 for d in instance.unjudged
+                      if d not in fixed and weight(at_better, d) <= weight(at_worse, d)})
+    if Reduction.SHARED_ENDS_ZERO in facts and not instance.limits:
+        fixed.update({d: 0 for d in shared_ends(better, worse) if d in unjudged and d not in fixed})
+    if Reduction.RANK_DOMINANCE in facts:
+        free = [d for d in instance.unjudged if d not in fixed]
+        keys = dominance_keys(free, better, worse)
+        dominance = rank_dominance(free, keys)
+    if not fixed and not dominance:
+        return instance
+    judgments = dict(instance.judgments)
+    judgments.update(fixed)
+    return replace(instance, judgments=judgments, fixed=fixed, dominance=dominance,
+                   dominance_keys=keys if dominance else {})
+
+
+def shared_ends(x: tuple, y: tuple) -> tuple:
+    """Documents of the common prefix of two lists (the same document at each of the first ranks)
+    and of the common suffix below a top part both hold as a set (SHARED_ENDS_ZERO)."""
+    prefix = 0
+    while prefix < min(len(x), len(y)) and x[prefix] == y[prefix]:
+        prefix += 1
+    top = len(x)
+    if len(x) == len(y):
+        while top > prefix and x[top - 1] == y[top - 1]:
+            top -= 1
+        if set(x[:top]) != set(y[:top]):
+            top = len(x)
+    return x[:prefix] + x[top:]
+
+
+def dominance_keys(docs, better, worse) -> dict:
+    """doc -> (rank in the better list, rank in the worse list), absent = deeper than both."""
+    deep = len(better) + len(worse) + 1
+    rank_better, rank_worse = {d: i for i, d in enumerate(better)}, {d: i for i, d in enumerate(worse)}
+    return {d: (rank_better.get(d, deep), rank_worse.get(d, deep)) for d in docs}
+
+
+def rank_dominance(docs, key: dict) -> tuple:
+    """Covering pairs (d, e) of the order: d above or level with e in the better list and
+    below or level with e in the worse one.  The rest follows by transitivity.  O(n^2)."""
+    pairs = []
+    for e in docs:
+        better_e, worse_e = key[e]
+        dominators = [d for d in docs if d != e and key[d][0] <= better_e and key[d][1] >= worse_e]
+        dominators.sort(key=lambda d: (-key[d][0], key[d][1]))  # nearest to e in the better list first
+        lowest = None
+        for d in dominators:
+            if lowest is None or key[d][1] < lowest:  # nothing found so far lies between d and e
+                pairs.append((d, e))
+                lowest = key[d][1]
+    return tuple(pairs)
