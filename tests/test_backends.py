@@ -7,9 +7,12 @@ import numpy as np
 import pytest
 from dataclasses import replace
 
-from medopt.formulations.q_measure import FORMULATION as Q
+from medopt.formulations import REGISTRY
+from medopt.formulations.q_profiles import QBox
 from medopt.instance import build_instance
 from medopt.solvers.backends import HighsSession, solve
+
+Q = REGISTRY["Q"]
 
 
 def q_box_model(k: int, seed: int, lam: float):
@@ -18,7 +21,7 @@ def q_box_model(k: int, seed: int, lam: float):
     b = a[:]
     random.Random(seed).shuffle(b)
     instance = build_instance(f"Q(beta=1)@{k}", a, b, None)
-    root = next(case for case in Q.root_boxes(instance) if "box" in case.fix)
+    root = next(case for case in Q.root_boxes(instance) if isinstance(case, QBox))
     return Q.box_models(instance, "a").patched(root, lam)
 
 
@@ -53,12 +56,12 @@ def session_models():
         b = a[:]
         random.Random(seed).shuffle(b)
         instance = build_instance(f"Q(beta=1)@{k}", a, b, {"d3": 1, "d7": 0})
-        root = next(case for case in Q.root_boxes(instance) if "box" in case.fix)
+        root = next(case for case in Q.root_boxes(instance) if isinstance(case, QBox))
         templates = Q.box_models(instance, "a")
-        (g, lo, hi), = root.fix["box"]
+        (g, lo, hi), = root.box
         for _ in range(6):
             low, high = sorted(int(v) for v in rng.integers(lo, hi + 1, size=2))
-            case = replace(root, fix={**root.fix, "box": ((g, low, high),)})
+            case = replace(root, box=((g, low, high),))
             models.append(templates.patched(case, float(rng.uniform(-0.2, 0.5))))
     return models
 

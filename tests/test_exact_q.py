@@ -18,9 +18,10 @@ import pytest
 import medopt
 from medopt.errors import MedoptError
 from medopt.formulations import formulation_for
-from medopt.formulations.common import judged_count
-from medopt.formulations import q_measure
-from medopt.formulations.q_measure import box_case, depth, profile_grades, shared_ranks, tighten
+from medopt.instance import judged_count
+from medopt.formulations import q_boxes
+from medopt.formulations.q_profiles import QBox, QProfile, box_case, depth, profile_grades, shared_ranks, tighten
+from medopt.kernels.q_enumeration import chain_rows
 from medopt.instance import RelevanceLimit, build_instance
 from medopt.random_instances import random_instances
 from medopt.solvers.backends import replace_integer, solve
@@ -32,12 +33,12 @@ GAINS = {0: 0.0, 1: 0.25, 2: 0.75}
 @contextmanager
 def small_boxes(limit):
     """Boxes of at most ``limit`` assignments settled by evaluating them (0: every box goes to a model)."""
-    saved = q_measure.SMALL_BOX
-    q_measure.SMALL_BOX = limit
+    saved = q_boxes.SMALL_BOX
+    q_boxes.SMALL_BOX = limit
     try:
         yield
     finally:
-        q_measure.SMALL_BOX = saved
+        q_boxes.SMALL_BOX = saved
 
 
 def check(metric, checked, **kwargs):
@@ -47,7 +48,7 @@ def check(metric, checked, **kwargs):
         oracle = medopt.med(metric, **kwargs, method="enumerate")
     except MedoptError:
         oracle = None
-    for solver, limit in itertools.product(SOLVERS, (0, q_measure.SMALL_BOX)):
+    for solver, limit in itertools.product(SOLVERS, (0, q_boxes.SMALL_BOX)):
         with small_boxes(limit):
             if oracle is None:
                 with pytest.raises(MedoptError):
@@ -143,13 +144,13 @@ def test_seed_at_the_trivial_bound_needs_no_solve():
 def test_cases_and_model_structure():
     instance = build_instance("Q@3", ["d1", "d2", "d3"], ["d3", "d2", "d1"], {}, max_grade=1)
     formulation = formulation_for(instance.metric)
-    assert formulation.ratio and formulation.strategies == ("enumerate", "boxes")
+    assert formulation.strategies(instance) == ("enumerate", "boxes")
     cases = list(formulation.cases(instance))
-    assert [c.fix["R"] for c in cases] == [0, 1, 2, 3]  # G = 1: one case per R
+    assert [c.r for c in cases] == [0, 1, 2, 3]  # G = 1: one case per R
     model = formulation.build(instance, "a", case=cases[2])
     assert len(model.y) == 3  # G = 1: the reversed list reuses A's three pair products
     graded = build_instance("Q@3", ["d1", "d2", "d3"], ["d3", "d2", "d1"], {"x": 2}, max_grade=2)
-    profiles = [c.fix["counts"] for c in formulation_for(graded.metric).cases(graded)]
+    profiles = [c.counts for c in formulation_for(graded.metric).cases(graded)]
     # C_1 in 1..4 (R, exact), C_2 in 1..3 capped at L = 3, U_2 <= U_1: 4 + 3 + 2 = 9 reachable profiles
     assert len(profiles) == 9 and len(set(profiles)) == 9
 
@@ -184,7 +185,7 @@ def in_box(profile, box):
 
 def leaves(formulation, instance, case):
     """Every one-profile case reached by splitting ``case`` down to single profiles."""
-    if "box" not in case.fix:
+    if not formulation.is_box(case):
         return [case]
     return [leaf for child in formulation.split(instance, case) for leaf in leaves(formulation, instance, child)]
 
@@ -192,7 +193,7 @@ def leaves(formulation, instance, case):
 def random_box(rng, instance, root):
     """A random sub-box of the root box (tightened; None when it holds no reachable profile)."""
     box = []
-    for g, lo, hi in root.fix["box"]:
+    for g, lo, hi in root.box:
         a, b = sorted(int(v) for v in rng.integers(lo, hi + 1, size=2))
         box.append((g, a, b))
     return tighten(instance, tuple(box))
@@ -243,7 +244,7 @@ def test_splitting_partitions_the_reachable_profiles():
         cases = list(formulation.cases(instance))
         found = [leaf for root in formulation.root_boxes(instance) for leaf in leaves(formulation, instance, root)]
         assert sorted(c.label for c in found) == sorted(c.label for c in cases), instance.metric
-        assert {c.label: c for c in found} == {c.label: c for c in cases}  # the same fix: the same model
+        assert {c.label: c for c in found} == {c.label: c for c in cases}  # the same fields: the same model
         checked += 1
     assert checked == 40
 
@@ -253,9 +254,9 @@ def test_singleton_box_is_the_case_model():
                               max_grade=3)
     formulation = formulation_for(instance.metric)
     for case in formulation.cases(instance):
-        if case.fix["R"] == 0:
+        if case.r == 0:
             continue
-        box = tuple((g, v, v) for g, v, _ in sorted(case.fix["counts"]))
+        box = tuple((g, v, v) for g, v, _ in sorted(case.counts))
         same = box_case(instance, tighten(instance, box))
         assert same == case
         assert str(formulation.build(instance, "a", case=same).objective.expr) == \
@@ -271,7 +272,7 @@ def test_box_model_bounds_every_assignment_of_the_box(solver):
     for instance in itertools.chain(graded_instances(seed=108, count=30), shared_rank_instances(seed=112, count=10)):
         formulation = formulation_for(instance.metric)
         with small_boxes(0):  # the whole root box, not cut at its small part of R
-            roots = [c for c in formulation.root_boxes(instance) if "box" in c.fix]
+            roots = [c for c in formulation.root_boxes(instance) if isinstance(c, QBox)]
         if not roots:
             continue
         docs = instance.unjudged
@@ -279,7 +280,7 @@ def test_box_model_bounds_every_assignment_of_the_box(solver):
                        itertools.product(range(instance.max_grade + 1), repeat=len(docs))]
         assignments = [a for a in assignments if instance.satisfies_limits(a)]
         for _ in range(4):
-            box = random_box(rng, instance, roots[0]) if checked % 4 else roots[0].fix["box"]
+            box = random_box(rng, instance, roots[0]) if checked % 4 else roots[0].box
             if box is None:
                 continue
             case = box_case(instance, box)
@@ -287,7 +288,7 @@ def test_box_model_bounds_every_assignment_of_the_box(solver):
             assert inside, (instance.metric, box)  # a tightened box holds a reachable profile
             for direction in ("a", "b"):
                 lam = float(rng.uniform(-0.5, 0.8))
-                if "box" in case.fix:
+                if isinstance(case, QBox):
                     model = formulation.build(instance, direction, case=case, lam=lam)
                     outcome = solve(model, solver)
                     assert outcome.status == "optimal"
@@ -311,16 +312,16 @@ def test_patched_template_is_the_built_model(solver):
     for instance in graded_instances(seed=109, count=16):
         formulation = formulation_for(instance.metric)
         with small_boxes(0):  # the whole root box, not cut at its small part of R
-            roots = [c for c in formulation.root_boxes(instance) if "box" in c.fix]
+            roots = [c for c in formulation.root_boxes(instance) if isinstance(c, QBox)]
         for direction in ("a", "b"):
             templates = formulation.box_models(instance, direction)
             if templates is None or not roots:
                 continue
-            boxes = [roots[0].fix["box"], random_box(rng, instance, roots[0])]
+            boxes = [roots[0].box, random_box(rng, instance, roots[0])]
             cases = [box_case(instance, b) for b in boxes if b is not None]
-            cases += [c for c in formulation.cases(instance) if c.fix["R"] != 0][:3]
+            cases += [c for c in formulation.cases(instance) if c.r != 0][:3]
             for case in cases:
-                lam = float(rng.uniform(-0.3, 0.6)) if "box" in case.fix else None
+                lam = float(rng.uniform(-0.3, 0.6)) if isinstance(case, QBox) else None
                 built = solve(formulation.build(instance, direction, case=case, lam=lam), solver)
                 patched = solve(templates.patched(case, lam), solver)
                 assert built.status == patched.status
@@ -340,7 +341,7 @@ def test_one_sided_product_rows_match_the_objective_signs():
             build_instance(f"Q@{c.k}", c.a, c.b, c.judgments) for c in random_instances(seed=128, count=12))):
         formulation = formulation_for(instance.metric)
         with small_boxes(0):
-            roots = [c for c in formulation.root_boxes(instance) if "box" in c.fix]
+            roots = [c for c in formulation.root_boxes(instance) if isinstance(c, QBox)]
         for direction in ("a", "b"):
             templates = formulation.box_models(instance, direction)
             if templates is None or not roots:
@@ -352,11 +353,11 @@ def test_one_sided_product_rows_match_the_objective_signs():
             lower = {first + 2 for _, first in templates.and_rows} & set(rows.tolist())
             sign = {j: (1 if first + 2 in lower else -1) for j, first in templates.and_rows
                     if first in rows or first + 2 in rows}
-            boxes = [roots[0].fix["box"]] + [random_box(rng, instance, roots[0]) for _ in range(3)]
+            boxes = [roots[0].box] + [random_box(rng, instance, roots[0]) for _ in range(3)]
             cases = [box_case(instance, b, exact=False) for b in boxes if b is not None]
-            cases += [c for c in formulation.cases(instance) if c.fix["R"] != 0][:3]
+            cases += [c for c in formulation.cases(instance) if c.r != 0][:3]
             for case in cases:
-                lam = float(rng.uniform(-0.3, 0.6)) if "box" in case.fix else None
+                lam = float(rng.uniform(-0.3, 0.6)) if isinstance(case, QBox) else None
                 matrix = templates.patched(case, lam)
                 for j, s in sign.items():
                     assert s * matrix.c[j] >= -1e-12, (instance.metric, case.label, j)
@@ -373,14 +374,14 @@ def test_one_sided_product_rows_match_the_objective_signs():
 
 
 def test_chain_rows_are_every_assignment_of_the_chain():
-    """QMeasure.chain_rows lists each assignment with exactly U_g documents of grade >= g once."""
+    """kernels.q_enumeration.chain_rows lists each assignment with exactly U_g documents of grade >= g once."""
     checked = 0
     for n in range(0, 7):
         for top in (1, 2, 3):
             for chain in itertools.product(range(n + 1), repeat=top):
                 if any(chain[g] < chain[g + 1] for g in range(top - 1)):
                     continue
-                rows = q_measure.QMeasure.chain_rows(n, chain)
+                rows = chain_rows(n, chain)
                 expected = {r for r in itertools.product(range(top + 1), repeat=n)
                             if all(sum(v >= g for v in r) == chain[g - 1] for g in range(1, top + 1))}
                 assert rows.shape == (len(expected), n) and {tuple(r) for r in rows} == expected, (n, chain)
@@ -416,25 +417,25 @@ def test_small_box_is_the_maximum_over_the_box():
     rng = np.random.default_rng(114)
     formulation, checked = formulation_for(medopt.parse_metric("Q@3")), 0
     for instance in itertools.chain(graded_instances(seed=114, count=30), shared_rank_instances(seed=115, count=8)):
-        roots = [c for c in formulation.root_boxes(instance) if "box" in c.fix]
+        roots = [c for c in formulation.root_boxes(instance) if isinstance(c, QBox)]
         docs = instance.unjudged
         assignments = [dict(zip(docs, grades)) for grades in
                        itertools.product(range(instance.max_grade + 1), repeat=len(docs))]
         assignments = [a for a in assignments if instance.satisfies_limits(a)]
-        cases = [c for c in formulation.root_boxes(instance) if "box" not in c.fix]  # R = 0
+        cases = [c for c in formulation.root_boxes(instance) if not isinstance(c, QBox)]  # R = 0
         if roots and instance.limits:  # the root box before tighten(): the limits are not in its intervals
             rel, cap, n = instance.metric.p("rel"), depth(instance), len(docs)
             judged = {g: judged_count(instance, g) for g in profile_grades(instance)}
             raw = tuple((g, max(j, 1), j + n) if g == rel else (g, min(j, cap), min(j + n, cap)) for g, j in judged.items())
             cases.append(box_case(instance, raw, exact=False))
         cases += [box_case(instance, box) for box in
-                  [roots[0].fix["box"] if roots else None] + [random_box(rng, instance, roots[0]) for _ in range(3) if roots]
+                  [roots[0].box if roots else None] + [random_box(rng, instance, roots[0]) for _ in range(3) if roots]
                   if box is not None]
         for case in cases:
             inside = [a for a in assignments if in_case(instance, a, case)]
             for direction in ("a", "b"):
                 settled = formulation.small_box(instance, direction, case, limit=10 ** 6)
-                if not case.fix.get("counts", True):  # nothing can be relevant: no profile to bound
+                if isinstance(case, QProfile) and not case.counts:  # nothing can be relevant: no profile to bound
                     assert settled is None
                     continue
                 value, best = settled
@@ -453,9 +454,9 @@ def test_small_box_is_the_maximum_over_the_box():
 def in_case(instance, assignment, case):
     """Whether an assignment's profile lies in a box or profile case (R = 0: no relevant document)."""
     profile = profile_of(instance, assignment)
-    if "box" in case.fix:
-        return in_box(profile, case.fix["box"])
-    return all((profile[g] >= v) if at else (profile[g] == v) for g, v, at in case.fix["counts"]) \
+    if isinstance(case, QBox):
+        return in_box(profile, case.box)
+    return all((profile[g] >= v) if at else (profile[g] == v) for g, v, at in case.counts) \
         and instance.satisfies_limits(assignment)
 
 
@@ -465,13 +466,13 @@ def test_roots_and_splits_cut_r_at_its_small_part():
     a = [f"d{i}" for i in range(12)]
     instance = build_instance("Q@12", a, a[::-1], {})
     formulation = formulation_for(instance.metric)
-    roots = [c.fix["box"] for c in formulation.root_boxes(instance) if "box" in c.fix]
-    small = max(r for r in range(1, 13) if sum(math.comb(12, u) for u in range(1, r + 1)) <= q_measure.SMALL_BOX)
+    roots = [c.box for c in formulation.root_boxes(instance) if isinstance(c, QBox)]
+    small = max(r for r in range(1, 13) if sum(math.comb(12, u) for u in range(1, r + 1)) <= q_boxes.SMALL_BOX)
     assert roots == [((1, 1, small),), ((1, small + 1, 12),)]
     whole = box_case(instance, ((1, 1, 12),), exact=False)  # a split of R cuts at the same place
-    assert [c.fix["box"] for c in formulation.split(instance, whole)] == roots
+    assert [c.box for c in formulation.split(instance, whole)] == roots
     with small_boxes(0):  # no small part: halves
-        assert [c.fix["box"] for c in formulation.split(instance, whole)] == [((1, 1, 6),), ((1, 7, 12),)]
+        assert [c.box for c in formulation.split(instance, whole)] == [((1, 1, 6),), ((1, 7, 12),)]
 
 
 def collection_instances():
@@ -503,9 +504,9 @@ def test_collection_template_bounds_and_solves_each_profile():
                 continue
             assert template.exact_lp
             for profile in formulation.cases(instance):
-                if profile.fix["R"] == 0:
+                if profile.r == 0:
                     continue
-                box = tuple((g, v, v) for g, v, _ in profile.fix["counts"])
+                box = tuple((g, v, v) for g, v, _ in profile.counts)
                 inside = [a for a in assignments if in_box(profile_of(instance, a), box)]
                 matrix = template.patched(profile)
                 lp, milp = solve(replace_integer(matrix), "highs"), solve(matrix, "highs")

@@ -74,9 +74,12 @@ class Formulation(ABC):
             if isinstance(self, BoxSearch) and self.is_box(case):
                 return self.build_box(instance, direction, case, lam)
             return self.build_case(instance, direction, case)
-        if lam is not None:
+        if lam is not None and isinstance(self, DinkelbachModels):
             return self.build_dinkelbach(instance, direction, lam)
-        return self.build_direct(instance, direction)
+        if lam is None and isinstance(self, DirectModel):
+            return self.build_direct(instance, direction)
+        raise MedoptError(f"{self.title}: no model for these arguments: give "
+                          + ("a case" if isinstance(self, CaseModels) else "lam" if lam is None else "no lam"))
 
 
 class DirectModel(ABC):

@@ -1,7 +1,7 @@
 """A direct matrix builder: the little of Pyomo's modelling that a hot template needs, without
 Pyomo's cost per expression.
 
-A Q-measure box template (formulations/q_measure) is built once per direction and then
+A Q-measure box template (formulations/q_template) is built once per direction and then
 patched per box; through Pyomo (expressions, then LinearStandardFormCompiler) building it took
 about 50 ms at k = 20, more than the dozen box LPs of a typical instance together.  Here the same
 rows are written with :class:`Linear` expressions (a tree of weighted sums, O(1) per ``+``,

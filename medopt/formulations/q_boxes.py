@@ -1,0 +1,224 @@
+"""Branch and bound over boxes of Q-measure profiles: the BoxSearch side of QMeasure (strategy
+"boxes", the default; the search itself is exact.boxes.solve_boxes).  The math of a box, its
+test model and why it bounds every assignment of the box: q_measure.py.
+
+Small boxes.  A box or case with at most SMALL_BOX assignments (the chains n >= U_1 >= ... >= U_G
+>= 0 inside its intervals, C(n, U_1) C(U_1, U_2) ... of them each) is settled without a model: every
+assignment is scored (Q.scores_many, the evaluator's sums over a NumPy array of assignments) and the
+box's exact maximum is its bound, its best assignment re-scored by the evaluator.  Without judged
+relevant documents these are the small R that the R-halving search reaches last (the R = 0 case
+included).  Measured (DL-HARD, Q(beta=1)@20, no judgments, 50 instances): solves 1,064 -> 902,
+median per instance 20 -> 12; evaluating the 1,561 assignments of R <= 3 at n = 21 takes ~2 ms,
+about one box LP.  Roots and splits of R cut at the small low part (``small_part``): it is settled
+by evaluation and the rest has a larger R_lo to divide its test by (same 50 instances: 902 -> 822
+solves; with the DL-HARD qrels 9,203 -> 8,912 solves together with the small boxes).  The assignments
+of a chain are indexed at once (kernels.q_enumeration) and a box's scores serve both directions (the
+instance and its boxes are the same; only the sign differs).  Wide boxes: a box with R_hi - R_lo >
+WIDE_BOX R_lo is split without a test (``too_wide``).
+Measured (DL-HARD, k = 20, Q(beta=1), HiGHS): graded qrels, 4-466 solves of ~1-10 ms instead
+of up to 1,781 MILPs per direction; without judgments (G = 1) 7-46 solves instead of n + 1 MILPs.
+The box LPs are patched from one compiled template per instance: q_template.py.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pyomo.environ as pyo
+
+from ..instance import judged_count
+from ..kernels import q_enumeration
+from ..modeling import count_at_least, new_model
+from .base import BoxSearch
+from .q_profiles import (QBox, box_case, depth, profile_grades, reachable, shared_ranks, tighten,
+                         unjudged_intervals, zero_case)
+from .q_template import BoxModels
+from .q_terms import CaseTerms
+
+SMALL_BOX = 3000  # a box or case with at most this many assignments is settled by evaluating them all
+# A box with R_hi - R_lo > WIDE_BOX * R_lo is split without testing it (ProfileBoxes.too_wide).  Measured
+# (DL-HARD, Q(beta=1)@20, no judgments, 100 instances, HiGHS): no rule 2,185 box solves, median 75 ms;
+# 3: 1,951; 2: 1,867; 1: 1,791 and 63 ms; 0.5: 1,841 and 84 ms; 0.3: 2,039.
+WIDE_BOX = 1.0
+
+
+class ProfileBoxes(BoxSearch):
+    """Boxes of profiles (QBox) and single profiles (QProfile) for the branch and bound, their models
+    (``build_box``, the compiled template ``box_models``) and the small ones settled by evaluation."""
+
+    _last_instance = (None, {})  # (instance, what both its directions share: "template", "small" answers)
+
+    def _shared(self, instance) -> dict:
+        """What both directions of ``instance`` share (its BoxModels, small_box answers by case label);
+        only the last instance's is kept."""
+        seen, shared = self._last_instance
+        if seen is not instance:
+            shared = {"small": {}}
+            self._last_instance = (instance, shared)
+        return shared
+
+    def is_box(self, case) -> bool:
+        return isinstance(case, QBox)
+
+    def root_boxes(self, instance) -> list:
+        """The R = 0 profile (when reachable) and the box of every profile with R >= 1, tightened."""
+        rel, top, n, cap = instance.metric.p("rel"), instance.max_grade, len(instance.unjudged), depth(instance)
+        if rel > top:
+            return [zero_case()]
+        judged = {g: judged_count(instance, g) for g in profile_grades(instance)}
+        roots = []
+        if judged[rel] == 0 and reachable(instance, {rel: (0, 0)}):
+            roots.append(zero_case(((rel, 0, False),)))
+        box = tight = tighten(instance, tuple(
+            (g, max(judged[g], 1), judged[g] + n) if g == rel else (g, min(judged[g], cap), min(judged[g] + n, cap))
+            for g in judged))
+        if tight is not None:  # cut at once at the small low part of R when there is one (see split)
+            small = self.small_part(instance, box)
+            roots += [box_case(instance, box, exact=False)] if small is None else self.split_at(instance, box, rel, small)
+        return roots
+
+    def split(self, instance, case) -> list:
+        """Two halves of a box along the interval whose width weighs most in the bound
+        (R relative to R_lo, count grades by their gain step), each tightened; unreachable ones dropped.
+        A box of one profile whose relaxation did not settle it becomes that profile's case."""
+        box = case.box
+        if all(lo == hi for _, lo, hi in box):
+            return [box_case(instance, box)]
+        rel, beta, grading = instance.metric.p("rel"), instance.metric.p("beta"), instance.grading
+        gain = {g: instance.metric.gain(g, grading) for g in range(0, instance.max_grade + 1)}
+        low = {g: lo for g, lo, _ in box}
+        ideal = [sum((gain[g] - gain[g - 1]) * min(i, c) for g, c in low.items()) for i in range(1, depth(instance) + 1)]
+
+        def weight(item):  # relative slack of the bound's factors 1/R and 1/D_i that this interval causes
+            g, lo, hi = item
+            spread = max((beta * (gain[g] - gain[g - 1]) * (min(i, hi) - min(i, lo)) / (beta * ideal[i - 1] + i)
+                          for i in range(1, len(ideal) + 1)), default=0.0)
+            if g == rel:
+                spread += (hi - lo) / lo
+            return (hi > lo, spread, hi - lo)
+
+        g, lo, hi = max(box, key=weight)
+        middle = (lo + hi) // 2
+        if g == rel:  # a small low part, settled by evaluation, instead of a half that is tested and split again
+            small = self.small_part(instance, box)
+            middle = middle if small is None else small
+        return self.split_at(instance, box, g, middle)
+
+    def too_wide(self, instance, case) -> bool:
+        """A box whose R interval is wider than WIDE_BOX R_lo: split at once, without testing it (its bound
+        divides by R_lo while its relaxation has R up to R_hi, so it stays near the trivial bound; measured
+        on DL-HARD, Q(beta=1)@20 without judgments the roots' tests returned bound 1.0 for R = 3..27,
+        4..27 and 4..15 and settled nothing).  Splitting without a test keeps every profile in exactly
+        one box, so nothing changes but the work."""
+        rel = instance.metric.p("rel")
+        lo, hi = next((a, b) for g, a, b in case.box if g == rel)
+        return hi - lo > WIDE_BOX * lo
+
+    @staticmethod
+    def split_at(instance, box, g, middle) -> list:
+        """The parts lo..middle and middle+1..hi of grade g's interval, each tightened (unreachable: dropped)."""
+        lo, hi = next((a, b) for h, a, b in box if h == g)
+        halves = []
+        for part in ((lo, middle), (middle + 1, hi)):
+            child = tighten(instance, tuple((h, *part) if h == g else (h, a, b) for h, a, b in box))
+            if child is not None:
+                halves.append(box_case(instance, child, exact=False))
+        return halves
+
+    def small_box(self, instance, direction, case, limit: int | None = None):
+        """(the exact maximum, an assignment reaching it) over the assignments of a box or profile
+        case, found by evaluating every one of them when there are at most ``limit``;
+        (-inf, None) when none meets the profile and the limits; None when there are more.
+
+        The assignments are those with n >= U_1 >= ... >= U_G >= 0 unjudged documents of grade
+        >= g, U_g inside the case's intervals (C_g - J_g) and the relevance limits; a chain
+        (U_1..U_G) has C(n, U_1) C(U_1, U_2) ... C(U_{G-1}, U_G) of them.  Each is scored by
+        Q.scores_many (the evaluator's sums, vectorised), so the maximum is exact: a box closed
+        this way needs no model and no split.  With no judged relevant document the small boxes are
+        the small R, which a branch and bound on R reaches last and splits most."""
+        found = self.chains(instance, case, SMALL_BOX if limit is None else limit)
+        if found is None:
+            return None
+        every, count = found
+        if count == 0:
+            return -math.inf, None
+        answers = self._shared(instance)["small"]
+        if case.label not in answers:  # the assignments and scores are the same for both directions
+            answers[case.label] = q_enumeration.best_over_chains(instance, every)
+        return answers[case.label][direction]
+
+    @staticmethod
+    def chains(instance, case, limit):
+        """(the chains (U_1..U_G) of the case, their number of assignments) when at most ``limit``, else
+        None (also when the case bounds no count): kernels.q_enumeration.chains."""
+        intervals = unjudged_intervals(instance, case)
+        if intervals is None:
+            return None
+        return q_enumeration.chains(len(instance.unjudged), instance.max_grade, intervals, limit)
+
+    def small_part(self, instance, box):
+        """The largest r < R_hi such that the part R_lo..r of ``box`` is small (SMALL_BOX assignments at
+        most), or None: where to cut R so that one part is settled by evaluation and the other,
+        its R_lo raised above r, divides its test by a larger R_lo."""
+        rel = instance.metric.p("rel")
+        lo, hi = next((a, b) for g, a, b in box if g == rel)
+        best = None
+        for r in range(lo, hi):
+            part = tuple((g, a, r) if g == rel else (g, a, b) for g, a, b in box)
+            if self.chains(instance, box_case(instance, part, exact=False), SMALL_BOX) is None:
+                break
+            best = r
+        return best
+
+    def box_models(self, instance, direction, cases: bool = False):
+        """The direction's compiled template, patched per box or profile (``BoxModels.patched``);
+        None when there is nothing to decide or a constant row fails (the models then say so).
+        ``cases``: the template for one-profile cases, with the collection cuts, built when the
+        first case needs it."""
+        from pyomo.common.errors import InfeasibleConstraintException
+
+        if not instance.unjudged or instance.metric.p("rel") > instance.max_grade:
+            return None
+        shared = self._shared(instance)
+        key = ("template", cases)
+        if key not in shared:  # the rows do not depend on the direction, only the objective does
+            try:
+                shared[key] = BoxModels(instance, direction, collection=cases)
+            except InfeasibleConstraintException:
+                shared[key] = None
+        template = shared[key]
+        return None if template is None else template.for_direction(direction)
+
+    def build_box(self, instance, direction, case, lam):
+        """The test model of a box of profiles at a difference ``lam`` (q_measure's docstring): its optimum
+        F(lam) is >= R (difference - lam) for every assignment whose profile lies in the box, so
+        F(lam) <= 0 proves that no such assignment beats lam."""
+        if lam is None:
+            raise TypeError("a box of Q-measure profiles is solved at a difference lam (strategy 'boxes')")
+        box, cap, rel = case.box, depth(instance), instance.metric.p("rel")
+        m = new_model(instance, direction, f"Q-measure, {case.label}, lam = {lam!r}")
+        bounds = {g: (lo, hi) for g, lo, hi in box}
+        m.PROFILE = pyo.Set(initialize=sorted(bounds), doc="grades whose collection count the box bounds")
+
+        def bound_count(m, g):
+            count, (lo, hi) = count_at_least(m, instance, g), bounds[g]
+            if isinstance(count, int):
+                return pyo.Constraint.Skip
+            if g != rel and hi >= cap:
+                return count >= lo
+            return pyo.inequality(lo, count, hi)
+
+        m.profile = pyo.Constraint(m.PROFILE, rule=bound_count,
+                                   doc="R_lo <= C_rel <= R_hi; lo_g <= C_g <= hi_g (no upper limit when hi_g = L)")
+        terms = CaseTerms(m, instance, {g: lo for g, lo, _ in box}, {g: hi for g, _, hi in box})
+        terms.add_products()
+        terms.add_valid_inequalities()
+        better, other = (instance.a, instance.b) if direction == "a" else (instance.b, instance.a)
+        shared = shared_ranks(instance)  # equal terms in both lists: they cancel, left out of both
+        m.upper_better = pyo.Expression(expr=terms.score(better, terms.ideal_low, shared),
+                                        doc="R * Q(better list) or more: cg* at the box's smallest counts, shared ranks left out")
+        m.lower_other = pyo.Expression(expr=terms.score(other, terms.ideal_high, shared),
+                                       doc="R * Q(other list) or less: cg* at the box's largest counts, shared ranks left out")
+        m.objective = pyo.Objective(expr=m.upper_better - m.lower_other - lam * count_at_least(m, instance, rel),
+                                    sense=pyo.maximize, doc="F(lam) >= R * (sign * (Q(A) - Q(B)) - lam)")
+        return m

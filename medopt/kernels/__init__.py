@@ -1,0 +1,1 @@
+"""Array arithmetic shared by the single and batch paths."""
