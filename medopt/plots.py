@@ -22,7 +22,11 @@ from pathlib import Path
 
 import numpy as np
 
+from . import api
+from .batch import Settings, collect_rows, read_runs
+from .batch.runset import load_runset
 from .errors import MedoptError
+from .io.trec import read_qrels, sort_topics
 from .metrics import parse_metric
 
 IMAGE_SUFFIXES = (".png", ".pdf")
@@ -209,8 +213,6 @@ def plot_distribution(store, outputs, metrics=None) -> None:
 
 def subsample_qrels(qrels: dict, fraction: float, seed: int) -> dict:
     """A seeded random part of the judgments; nested: a larger fraction keeps a superset."""
-    from .io.trec import sort_topics
-
     rng = np.random.default_rng(seed)
     kept = {}
     for topic in sort_topics(qrels):
@@ -224,11 +226,6 @@ def judged_fraction_points(runs, qrels_path, metric, *, percents=(0, 25, 50, 75,
                            jobs: int | None = None) -> dict:
     """{percent: (actual, med)} arrays over the pairs of runs: actual |mean M(A) - mean M(B)| under the
     full qrels, and mean MED when only ``percent``% of the qrels is known (topic's G from the full qrels)."""
-    from . import api
-    from .batch import Settings, collect_rows, read_runs
-    from .batch.runset import load_runset
-    from .io.trec import read_qrels
-
     metric = parse_metric(metric)
     full = read_qrels(qrels_path)
     columns = read_runs(list(runs), jobs=jobs or 1)

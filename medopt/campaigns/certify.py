@@ -30,6 +30,7 @@ from .. import api, methods
 from ..errors import MedoptError
 from ..io.trec import pair_topics, read_run, run_names
 from ..metrics import parse_metric
+from ..random_instances import random_instances
 from ..result import TOLERANCE
 from .counterexamples import counterexample
 
@@ -277,8 +278,6 @@ def cases_from_runs(named_runs, qrels: Mapping, warn=lambda message: None) -> li
 
 def cases_from_generator(count: int, *, seed: int, k: int, max_grade: int | None = None,
                          judged_fraction: float | None = None, max_unjudged: int | None = None) -> list[Case]:
-    from ..random_instances import random_instances  # a light module; kept out of the import of certify
-
     options = {"k": k, "max_grade": max_grade, "judged_fraction": judged_fraction, "max_unjudged": max_unjudged}
     return [Case("A", "B", f"gen{i}", tuple(c.a), tuple(c.b), c.judgments, c.max_grade,
                  {"generated": {"seed": seed, "index": i, **{o: v for o, v in options.items() if v is not None}}})

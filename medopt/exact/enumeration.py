@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 import time
 
-from ..errors import TooLargeError
+from ..errors import MedoptError, TooLargeError
 from ..instance import Instance
 from ..result import MedResult, certify
 
@@ -40,7 +40,6 @@ def enumerate_med(instance: Instance, *, max_assignments: int = DEFAULT_MAX_ASSI
             if best is None or value > best[0]:
                 best = (value, direction, assignment)
     if best is None:
-        from ..errors import MedoptError
         raise MedoptError("no assignment satisfies the relevance limits")
     value, direction, assignment = best
     return certify(instance, assignment, direction, upper_bound=value, status="optimal",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import proofs
-from .base import Metric, Param, Reduction, count_relevant, positive_int, register
+from .base import Metric, Param, Reduction, count_relevant, register
 from .precision import REL
 
 
@@ -45,7 +45,7 @@ class AP(Metric):
     doc = "AP@k = (1/R) sum_{i<=k} b_i P@i; norm=min divides by min(k, R)"
     aliases = ("MAP",)
     trec_eval = {"map_cut": True, "map": False}
-    references = {"ir_measures": "AP@{k}", "trec_eval": "map_cut_{k}"}
+    references = {"pytrec_eval": "AP@k", "trec_eval": "map_cut_k"}
     examples = ("AP@5", "AP", "AP(norm=min)@4", "AP(rel=2)@5")
     reductions = {Reduction.WORSE_ONLY_ZERO: proofs.WORSE_ONLY_RATIO,
                   Reduction.RANK_DOMINANCE: proofs.RANK_DOMINANCE_DECREASING_WEIGHTS}

@@ -114,8 +114,9 @@ class Metric(ABC):
     # Opt-in and not inherited: only the facts declared in the family's own class body count
     # (declared_reductions), so a new metric gets none until it states and proves them.
     reductions: ClassVar[dict] = {}
-    # Reference implementations the cross-check tests compare the evaluator with:
-    # {"trec_eval": measure name, "ir_measures": measure string}, with {k} for the cutoff.
+    # Reference implementations the evaluator is cross-checked against (tests/test_metrics_*.py):
+    # {provider: its name for the measure}, providers being ir_measures' (pytrec_eval, msmarco,
+    # cwl_eval, gdeval) and trec_eval's reference outputs; or {"none": why no reference exists}.
     references: ClassVar[dict] = {}
     aliases: ClassVar[tuple[str, ...]] = ()       # other names of the family (ir_measures spellings)
     trec_eval: ClassVar[dict] = {}                # trec_eval name -> whether it needs a cutoff (name.k)

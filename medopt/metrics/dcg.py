@@ -38,7 +38,7 @@ class SDCG(DotProduct):
     family = "SDCG"
     needs_cutoff = True
     doc = "SDCG@k = DCG@k / (gain(G) * sum_{i<=k} 1/log2(i+1))"
-    references = {"cwl_eval": "SDCG(max_rel={G})@{k}"}
+    references = {"cwl_eval": "SDCG(max_rel=G)@k"}
     examples = ("SDCG@5",)
     reductions = DotProduct.DOT_PRODUCT_REDUCTIONS
 
@@ -56,7 +56,7 @@ class NDCG(Metric):
     recall_based = True
     doc = "nDCG@k = DCG@k / IDCG@k, IDCG over the collection's positive-gain documents"
     trec_eval = {"ndcg_cut": True, "ndcg": False}
-    references = {"ir_measures": "nDCG@{k}", "trec_eval": "ndcg_cut_{k}"}
+    references = {"pytrec_eval": "nDCG@k", "trec_eval": "ndcg_cut_k"}
     examples = ("nDCG@5", "nDCG", "nDCG@3")
     reductions = {Reduction.WORSE_ONLY_ZERO: proofs.WORSE_ONLY_RATIO,
                   Reduction.RANK_DOMINANCE: proofs.RANK_DOMINANCE_DECREASING_WEIGHTS,

@@ -10,7 +10,7 @@ from .base import Metric, Reduction, register
 class ERR(Metric):
     family = "ERR"
     doc = "ERR@k = sum_{i<=k} (c_i / i) prod_{j<i} (1 - c_j), c = (2^g - 1) / 2^G"
-    references = {"gdeval": "ERR@{k}"}
+    references = {"gdeval": "ERR@k"}
     examples = ("ERR@5", "ERR@4")
     reductions = {Reduction.WORSE_ONLY_ZERO: proofs.WORSE_ONLY_CASCADE,
                   Reduction.RANK_DOMINANCE: proofs.RANK_DOMINANCE_CASCADE,

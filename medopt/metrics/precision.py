@@ -17,7 +17,7 @@ class Precision(Metric):
     binary = True
     doc = "P@k = (1/k) sum_{i<=k} b_i"
     trec_eval = {"P": True}
-    references = {"ir_measures": "P@{k}", "trec_eval": "P_{k}"}
+    references = {"pytrec_eval": "P@k", "trec_eval": "P_k"}
     examples = ("P@5", "P(rel=2)@3")
     reductions = {Reduction.WORSE_ONLY_ZERO: proofs.WORSE_ONLY_DOT_PRODUCT,
                   Reduction.RANK_DOMINANCE: proofs.RANK_DOMINANCE_DECREASING_WEIGHTS}
@@ -39,7 +39,7 @@ class ReciprocalRank(Metric):
     binary = True
     doc = "RR@k = 1 / first relevant rank <= k, 0 if none"
     trec_eval = {"recip_rank": False}
-    references = {"ir_measures": "RR@{k}", "trec_eval": "recip_rank"}
+    references = {"pytrec_eval": "RR", "msmarco": "RR@k", "trec_eval": "recip_rank"}
     examples = ("RR@5", "RR", "RR(rel=2)@4")
     reductions = {Reduction.WORSE_ONLY_ZERO: proofs.WORSE_ONLY_CASCADE,
                   Reduction.RANK_DOMINANCE: proofs.RANK_DOMINANCE_CASCADE,

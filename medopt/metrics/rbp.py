@@ -11,7 +11,7 @@ class RBP(DotProduct):
     family = "RBP"
     PARAMS = {"p": Param(float, 0.8, probability, "persistence, 0 < p < 1")}
     doc = "RBP(p) = (1-p) sum_i (gain_i / gain(G)) p^(i-1)"
-    references = {"cwl_eval": "RBP(p={p},rel=1)"}
+    references = {"cwl_eval": "RBP(p,rel)", "trec_eval": "rbp"}
     examples = ("RBP(p=0.8)", "RBP(p=0.5)@5")
     reductions = DotProduct.DOT_PRODUCT_REDUCTIONS
 

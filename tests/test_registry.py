@@ -1,0 +1,162 @@
+"""Tests driven by the registries: every registered metric family, formulation and method is
+checked here without being listed by hand, so a new one cannot skip the checks.
+
+* each family declares itself completely (examples, references or why none, a proof for every
+  reduction it claims) and has an exact formulation;
+* every example metric of every family: the exact method equals brute-force enumeration on
+  seeded random instances (graded, partially judged, with side constraints), on both solvers,
+  and certifies; ``auto`` does too;
+* every reduction a family declares keeps the maximum of each direction that can hold the MED;
+* every reference a family declares is exercised by the cross-check tests, and nothing is
+  cross-checked that the family does not declare;
+* every method in the method registry runs through ``medopt.med`` on what it says it computes.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import medopt
+from medopt import methods
+from medopt.errors import MedoptError
+from medopt.formulations import REGISTRY as FORMULATIONS
+from medopt.instance import build_instance
+from medopt.metrics import REGISTRY, Metric, Reduction, declared_reductions, parse_metric
+from medopt.reductions import reduce
+
+from exact_cases import oracle_cases
+from test_reductions import best, obeys
+
+FAMILIES = sorted(REGISTRY)
+EXAMPLES = [example for family in FAMILIES for example in REGISTRY[family].examples]
+ORACLE_INSTANCES = 30  # per example metric and solver
+PROVIDERS = {"pytrec_eval", "msmarco", "cwl_eval", "gdeval", "trec_eval"}
+
+
+def seed_of(text: str) -> int:
+    return sum(ord(c) * (i + 1) for i, c in enumerate(text)) % 100_000  # stable across runs (not hash())
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_every_family_declares_itself(family):
+    cls = REGISTRY[family]
+    assert cls.family == family and cls.doc
+    assert cls.examples, f"{family}: declare example metrics (the registry-driven tests run them)"
+    for example in cls.examples:
+        metric = parse_metric(example)
+        assert metric.family == family and parse_metric(str(metric)) == metric
+    assert cls.references, f"{family}: declare its reference implementations, or {{'none': why}}"
+    if "none" in cls.references:
+        assert len(cls.references) == 1 and len(cls.references["none"]) > 20
+    else:
+        assert set(cls.references) <= PROVIDERS
+    for fact, proof in declared_reductions(metric).items():
+        assert isinstance(fact, Reduction) and isinstance(proof, str) and len(proof) > 80, (family, fact)
+    assert family in FORMULATIONS, f"{family}: no exact formulation registered"
+
+
+def test_reductions_are_opt_in_and_never_inherited():
+    assert Metric.reductions == {}
+
+    class Unproved(type(parse_metric("AP@5"))):  # a new family built on AP, stating nothing
+        family = "Unproved"
+
+    assert declared_reductions(Unproved(cutoff=5)) == {}
+    instance = build_instance(parse_metric("AP@3"), ["a", "b", "c"], ["c", "d"], {})
+    unproved = build_instance(Unproved(cutoff=3), ["a", "b", "c"], ["c", "d"], {})
+    assert reduce(instance, "a") is not instance
+    assert reduce(unproved, "a") is unproved  # nothing fixed, no dominance rows
+
+
+@pytest.mark.parametrize("solver", ["highs", "cpsat"])
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_exact_equals_enumeration(example, solver):
+    metric = parse_metric(example)
+    checked = 0
+    for case, limits in oracle_cases(seed=seed_of(example + solver), count=ORACLE_INSTANCES, k=metric.cutoff,
+                                     max_unjudged=6):
+        kwargs = dict(max_grade=case.max_grade, limits=limits)
+        try:
+            oracle = medopt.med(metric, case.a, case.b, case.judgments, method="enumerate", **kwargs)
+        except MedoptError:  # no assignment meets the limits: exact must say so too
+            with pytest.raises(MedoptError):
+                medopt.med(metric, case.a, case.b, case.judgments, method="exact", solver=solver, **kwargs)
+            continue
+        exact = medopt.med(metric, case.a, case.b, case.judgments, method="exact", solver=solver, **kwargs)
+        assert exact.value == pytest.approx(oracle.value, abs=1e-9), (example, case, limits)
+        assert exact.certified and oracle.certified, (example, case, limits, exact)
+        checked += 1
+    assert checked >= ORACLE_INSTANCES // 2
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_auto_is_exact_and_certified(example):
+    metric = parse_metric(example)
+    for case, limits in oracle_cases(seed=seed_of(example), count=6, k=metric.cutoff, max_unjudged=6):
+        kwargs = dict(max_grade=case.max_grade, limits=limits)
+        try:
+            oracle = medopt.med(metric, case.a, case.b, case.judgments, method="enumerate", **kwargs)
+        except MedoptError:
+            continue
+        auto = medopt.med(metric, case.a, case.b, case.judgments, **kwargs)
+        assert auto.value == pytest.approx(oracle.value, abs=1e-9) and auto.certified, (example, case, auto)
+
+
+@pytest.mark.parametrize("example", [e for e in EXAMPLES if declared_reductions(parse_metric(e))])
+def test_declared_reductions_keep_the_maximum(example):
+    metric = parse_metric(example)
+    reduced_somewhere = 0
+    for case, limits in oracle_cases(seed=seed_of(example) + 1, count=40, k=metric.cutoff, max_unjudged=6):
+        instance = build_instance(metric, case.a, case.b, case.judgments, max_grade=case.max_grade, limits=limits)
+        if best(instance, "a") == -float("inf"):
+            continue  # no assignment meets the limits
+        for direction in ("a", "b"):
+            reduced = reduce(instance, direction)
+            full = best(instance, direction)
+            if reduced is instance or full < 0:
+                continue
+            reduced_somewhere += 1
+            kept = best(instance, direction, obeys(reduced))
+            other = best(instance, "b" if direction == "a" else "a")
+            # a reduction may lose a maximum of 0 only where the other direction holds the MED
+            assert kept == pytest.approx(full, abs=1e-12) or (full == 0 and other > 0), (example, case, limits)
+    assert reduced_somewhere > 5
+
+
+def cross_checked() -> set:
+    """(family, provider) pairs the cross-check test modules compare medopt's evaluator on."""
+    ir_measures_cases = pytest.importorskip("test_metrics_ir_measures").CASES
+    trec_eval = pytest.importorskip("test_metrics_trec_eval")
+    pairs = {(parse_metric(metric).family, provider) for _, provider, metric, _, _ in ir_measures_cases}
+    fixture = trec_eval.TREC_EVAL / "out.test.aq"  # every measure of it medopt maps is compared
+    if not fixture.exists():
+        pytest.skip(f"shared data absent: {fixture}")
+    for name in trec_eval.read_trec_eval_output(fixture):
+        metric = trec_eval.medopt_metric(name, 1)
+        if metric is not None:
+            pairs.add((parse_metric(metric).family, "trec_eval"))
+    return pairs
+
+
+def test_declared_references_are_the_cross_checked_ones():
+    covered = cross_checked()
+    declared = {(family, provider) for family in FAMILIES for provider in REGISTRY[family].references
+                if provider != "none"}
+    assert declared - covered == set(), "declared references no cross-check test compares"
+    assert covered - declared == set(), "cross-checked against a reference the family does not declare"
+
+
+@pytest.mark.parametrize("name", methods.method_names())
+def test_every_method_runs_where_it_says_it_computes(name):
+    method = methods.get(name)
+    computed = [e for e in EXAMPLES if method.computes(parse_metric(e))]
+    assert computed, f"method {name} computes none of the registered examples"
+    for example in computed:
+        result = medopt.med(example, ["d1", "d2", "d3", "d4"], ["d3", "d5", "d1"], {"d2": 1}, method=name)
+        assert result.method == name and result.value >= 0
+        oracle = medopt.med(example, ["d1", "d2", "d3", "d4"], ["d3", "d5", "d1"], {"d2": 1}, method="enumerate")
+        assert result.value <= oracle.value + 1e-9  # exact or a lower bound, never above MED
+    others = [e for e in EXAMPLES if not method.computes(parse_metric(e))]
+    for example in others[:3]:
+        with pytest.raises(MedoptError, match=name):
+            medopt.med(example, ["d1", "d2"], ["d2", "d3"], {}, method=name)
