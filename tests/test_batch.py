@@ -178,7 +178,9 @@ def interrupt_and_resume(tmp_path, paths, args, interruption):
     job.send_signal(interruption)  # as soon as some rows are committed: mid-job on fast machines too
     job.wait(timeout=30)
     partial = count(store)
-    assert partial > 0 and job.returncode != 0, "the interruption should fall in the middle of the job"
+    if job.returncode == 0:  # the whole job committed before the signal landed (a busy machine): no test
+        return None
+    assert partial > 0, "the interruption should fall in the middle of the job"
     if interruption == signal.SIGINT:
         assert job.returncode == 130 and "interrupted" in job.stderr.read()
     else:
@@ -197,13 +199,21 @@ def interrupt_and_resume(tmp_path, paths, args, interruption):
 
 def test_resume_after_sigkill_per_topic_rows(tmp_path):
     paths, _ = write_job(tmp_path / "runs", n_runs=4, n_topics=60, depth=10, seed=7, qrels=False)
-    interrupt_and_resume(tmp_path, paths, ["-m", "AP@6", "-m", "RR@6", "--method", "enumerate"], signal.SIGKILL)
+    assert interrupt_and_resume(tmp_path, paths, ["-m", "AP@6", "-m", "RR@6", "--method", "enumerate"],
+                                signal.SIGKILL) is not None
 
 
 def test_resume_after_sigint_fast_rows(tmp_path):
-    paths, qrels = write_job(tmp_path / "runs", n_runs=4, n_topics=1500, depth=20, seed=8)
-    interrupt_and_resume(tmp_path, paths, ["--qrels", qrels, "-m", "P@10", "-m", "nDCG@10", "-m", "RBP(p=0.8)",
-                                           "--chunk-size", "4"], signal.SIGINT)
+    """The fast path commits thousands of rows a second: when the whole job beat the signal, the job
+    is made longer (more runs: more pairs) until the signal lands in its middle."""
+    for attempt, runs in enumerate((4, 6, 8)):
+        folder = tmp_path / f"attempt{attempt}"
+        paths, qrels = write_job(folder / "runs", n_runs=runs, n_topics=1500, depth=20, seed=8)
+        done = interrupt_and_resume(folder, paths, ["--qrels", qrels, "-m", "P@10", "-m", "nDCG@10",
+                                                    "-m", "RBP(p=0.8)", "--chunk-size", "4"], signal.SIGINT)
+        if done is not None:
+            return
+    pytest.fail("the job finished before SIGINT landed, three times")
 
 
 # ---------------------------------------------------------------------------
