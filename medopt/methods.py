@@ -27,7 +27,9 @@ from .instance import Instance
 from .metrics import Metric
 from .result import MedResult
 
-COMMON_OPTIONS = ("time_limit",)  # every method finishes within any limit it is given or honours it
+# accepted by every method: the exact solver honours it; the closed forms, Alg. 1 and the heuristics
+# take no time worth limiting, and enumeration refuses instances above its size limit instead
+ACCEPTED_BY_ALL = ("time_limit",)
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,7 @@ REGISTRY: dict[str, Method] = {m.name: m for m in (
            summary="Moffat's Algorithm 1 (exact for binary judgments; graded: a lower bound)"),
     Method("exact", lambda instance, **kw: _exact(instance, **kw),
            computes=has_formulation, exact_on=lambda instance: True,
-           options=("solver", "strategy", "reduce"),
+           options=("solver", "time_limit", "strategy", "reduce"),
            summary="explicit MILP solved by HiGHS or CP-SAT"),
     Method("enumerate", lambda instance, **kw: enumerate_med(instance, **kw), computes=lambda metric: True,
            exact_on=lambda instance: True, options=("max_assignments",),
@@ -118,9 +120,14 @@ def auto(instance: Instance) -> Method:
     raise MedoptError(f"no exact method for {instance}")  # enumerate computes every metric: unreachable
 
 
+def heuristic_names() -> list[str]:
+    """The methods medopt certify compares with the exact answer: all but the exact ones."""
+    return [name for name in REGISTRY if name not in ("exact", "enumerate")]
+
+
 def heuristics_for(metric: Metric) -> list[Method]:
-    """The methods that are compared with the exact answer for ``metric`` (medopt certify)."""
-    return [m for m in REGISTRY.values() if m.name not in ("exact", "enumerate") and m.computes(metric)]
+    """The methods compared with the exact answer for ``metric``."""
+    return [REGISTRY[name] for name in heuristic_names() if REGISTRY[name].computes(metric)]
 
 
 def run(method: Method, instance: Instance, options: dict, *, chosen_by_auto: bool = False) -> MedResult:
@@ -132,10 +139,9 @@ def run(method: Method, instance: Instance, options: dict, *, chosen_by_auto: bo
         raise MedoptError(f"method {method.name!r} cannot compute MED[{instance.metric}]: {reason}"
                           if not reason.startswith("method") else reason)
     given = {k: v for k, v in options.items() if v is not None}
-    taken = set(method.options) | set(COMMON_OPTIONS)
+    taken = set(method.options) | set(ACCEPTED_BY_ALL)
     unknown = sorted(set(given) - taken)
     if unknown and not chosen_by_auto:
         accepted = ", ".join(method.options) or "no options"
         raise MedoptError(f"method {method.name!r} does not take {', '.join(unknown)} (it takes {accepted})")
-    kwargs = {k: v for k, v in given.items() if k in method.options or (k == "time_limit" and method.name == "exact")}
-    return method.run(instance, **kwargs)
+    return method.run(instance, **{k: v for k, v in given.items() if k in method.options})

@@ -203,7 +203,7 @@ def _pyomo_label(var):
 def test_ap_dinkelbach_matrix_is_the_pyomo_model():
     """The AP Dinkelbach model written without Pyomo (PrecisionSums.dinkelbach_matrix) has the
     columns, rows, N and D of the Pyomo model (build(lam=...)), on random graded instances with
-    partial judgments, relevance limits and rank dominance (Instance.reduced)."""
+    partial judgments, relevance limits and rank dominance (reductions.reduce)."""
     from medopt.formulations import formulation_for
     from medopt.instance import build_instance
     from medopt.exact.dinkelbach import dinkelbach_matrix

@@ -1,4 +1,4 @@
-"""Each dominance reduction of Instance.reduced keeps an optimum (property tests against enumeration).
+"""Each reduction of reductions.reduce keeps an optimum (property tests against enumeration).
 
 For every direction whose maximum is >= 0, the best assignment that obeys the reduction
 (fixed documents at their grade, grade(d) >= grade(e) for each dominance pair) must reach

@@ -1,9 +1,9 @@
 """Array kernels for the closed-form MEDs (P, DCG, SDCG, RBP, nDCG).
 
 ``medopt matrix`` compares every pair of many runs on every topic.  One Python call
-per topic pair (``medopt.med``) costs tens of microseconds of bookkeeping around a
-few dozen multiplications, so for the metrics with a closed form this module works
-on whole blocks of topics at once:
+per topic pair (``medopt.med``) spends far more on bookkeeping than on its few dozen
+multiplications (docs/speed.md#the-closed-form-fast-path), so for the metrics with a
+closed form this module works on whole blocks of topics at once:
 
 * :mod:`medopt.batch.runset` holds the runs as arrays (``RunSet``);
 * :func:`med_rows` computes, for one pair of runs, one metric and a block of topics,

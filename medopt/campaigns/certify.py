@@ -78,7 +78,7 @@ def _value(text: str):
 
 def parse_heuristic(text: str) -> Heuristic:
     match = re.fullmatch(r"\s*([\w-]+)\s*(?:\((.*)\))?\s*", text)
-    names = heuristic_names()
+    names = methods.heuristic_names()
     if not match or match.group(1) not in names:
         raise MedoptError(f"unknown heuristic {text!r}; choose from {', '.join(names)} "
                           "(options as NAME(key=value,...), e.g. 'tc-err(p=1)')")
@@ -93,17 +93,12 @@ def parse_heuristic(text: str) -> Heuristic:
     return Heuristic(name, tuple(params))
 
 
-def heuristic_names() -> list[str]:
-    """The methods certify compares with the exact answer: every registered one but exact and enumerate."""
-    return [m.name for m in methods.REGISTRY.values() if m.name not in ("exact", "enumerate")]
-
-
 def default_heuristics(metric) -> list[Heuristic]:
     metric = parse_metric(metric)
     found = methods.heuristics_for(metric)
     if not found:
         raise MedoptError(f"no heuristic computes MED for {metric}; certify covers "
-                          f"{', '.join(heuristic_names())}")
+                          f"{', '.join(methods.heuristic_names())}")
     return [Heuristic(m.name) for m in found]
 
 

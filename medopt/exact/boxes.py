@@ -14,12 +14,14 @@ from .common import DirectionResult, cutoff_for, offer_rescored, proven_bound, s
 
 
 # HiGHS dual pricing for box LPs of at most this many rows: devex (no steepest-edge weights to set up
-# from each new start basis).  Measured on replayed Q(beta=1) box LPs: 18 LPs of 705 rows (k = 20)
-# 2.3 -> 2.0 ms each, 38 of ~1,200 rows 2.9 -> 2.5 ms; 25 LPs at k = 100 (~20,000 rows) 420 -> 530 ms.
+# from each new start basis); larger LPs keep steepest edge, which pays off there.  Chosen by
+# measurement: docs/solvers.md#highs-options-for-the-q-measure-box-lps
 DEVEX_ROWS = 2000
 
 
-BOX_TIME_LIMIT = 0.25  # seconds for a box's test model (CP-SAT) at first; a box not settled in that time is split
+# seconds for a box's test model (CP-SAT) at first; a box not settled in that time is split (the
+# budget doubles while tests end with no bound: solve_boxes).  Value: docs/speed.md#tuned-constants
+BOX_TIME_LIMIT = 0.25
 
 
 def solve_boxes(formulation, instance, direction, solver, clock, start: float = -math.inf) -> DirectionResult:
@@ -103,7 +105,8 @@ def solve_boxes(formulation, instance, direction, solver, clock, start: float = 
             outcome = session(template).solve(replace(matrix, highs_options={"presolve": "off"}), remaining)
             result.solves += 1
             # HiGHS can call an LP optimal with no feasible primal point (primal_solution_status 1 after
-            # unscaling, seen on a DL-HARD Q(beta=1)@100 profile): no point to re-score, so the MILP settles it
+            # unscaling; docs/solvers.md#highs-called-a-profile-lp-optimal-with-no-feasible-point): no
+            # point to re-score, so the MILP settles it
             if outcome.status == "optimal" and outcome.x is not None:
                 value = offer_rescored(result, instance, direction, template.assignment(outcome.x), rescored)
                 if outcome.bound <= max(cutoff, value) + CUTOFF_SLACK:
@@ -115,9 +118,9 @@ def solve_boxes(formulation, instance, direction, solver, clock, start: float = 
             outcome = solve(model, solver, remaining, cutoff=cutoff_for(cutoff))
         else:  # the box's test model at lam: F(lam) <= 0 proves that no assignment of the box beats lam
             if lp_solver and matrix is not None:  # the LP relaxation: a weaker bound, found much faster
-                # presolve off: measured on 20 Q(beta=1)@20 box LPs, 198 -> 131 ms (same optima); the
-                # parent's final basis as the start: 14 Q(beta=1)@100 box LPs took 8.3 s cold, 4.7 s so;
-                # one HiGHS instance for all of them (the template's HighsSession)
+                # presolve off and the parent's final basis as the start (both faster, the same optima:
+                # docs/solvers.md#highs-options-for-the-q-measure-box-lps); one HiGHS instance for all
+                # of them (the template's HighsSession)
                 options = {"presolve": "off"}
                 if matrix.A.shape[0] <= DEVEX_ROWS:
                     options["simplex_dual_edge_weight_strategy"] = 1  # devex

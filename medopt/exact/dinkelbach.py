@@ -42,9 +42,8 @@ def solve_dinkelbach(formulation, instance, direction, solver, clock, start: flo
 
     ``start`` is any lam >= 0, typically a difference already reached: if F(start) <= eps
     the direction cannot beat it, and one solve settles the direction.  With ``cap`` the ratio
-    is N / min(cap, D) (solve_capped): the piece max N - lam cap is solved once, first (measured
-    on five DL-HARD AP(norm=min)@100 instances, CP-SAT: faster than solving it last, at the settled lam:
-    3.4 / 3.3 / 0.52 / 0.41 / 0.71 s against 4.5 / 4.0 / 0.60 / 0.61 / 0.83 s)."""
+    is N / min(cap, D) (solve_capped): the piece max N - lam cap is solved once, first (faster than
+    solving it last, at the settled lam: docs/speed.md#apnormmin-the-capped-strategy)."""
     from pyomo.common.errors import InfeasibleConstraintException
 
     result = DirectionResult()

@@ -1,11 +1,13 @@
-"""``method="exact"``: build each direction's model, solve it, certify the answer.
+"""``method="exact"``: both directions of an instance, each solved on the instance reduced by the
+facts its metric declares (reductions.py), by one strategy on the metric's formulation, then
+certified (result.certify).
 
-Ratio metrics are solved either by enumerating the denominator (every case is a
-MILP with a constant denominator; the maximum over cases is the answer) or by
-Dinkelbach iteration on F(lam) = max N(x) - lam D(x): lam is raised to the ratio
-of each new solution until the solver proves F(lam) <= eps.  At any iteration,
-for every x with D(x) > 0, N(x)/D(x) <= lam + max(F_ub, 0) / D_min, which is the
-upper bound reported (x with D(x) = 0 have N(x) = 0 and a difference of 0).
+A strategy solves one direction on the models of one formulation interface (formulations/base.py):
+``direct`` and ``compact`` (direct.py), ``enumerate`` over the cases of a ratio (cases.py),
+``dinkelbach`` and ``capped`` (dinkelbach.py), and the branch and bound over ``boxes`` of cases
+(boxes.py).  Every direction starts from the best difference already reached (the rank rule, the
+warm-start heuristics, the formulation's seeds, then the other direction) and only looks for
+assignments that beat it.
 """
 
 from __future__ import annotations

@@ -44,7 +44,9 @@ from ..instance import judged_count
 from ..modeling import count_at_least, direction_sign, gain_at, new_model
 
 
-MAX_PROFILE_GRID = 4_000_000  # candidate profiles (before C_1 >= ... >= C_G) enumerated at most
+# candidate profiles (before C_1 >= ... >= C_G) enumerated at most; beyond it Dinkelbach is the
+# default strategy (value: docs/speed.md#tuned-constants)
+MAX_PROFILE_GRID = 4_000_000
 
 
 def discounted_gain_sum(m, instance, ranking):

@@ -17,7 +17,7 @@ by enumerating R (each case fixes R = r, or R >= k for norm=min) or by Dinkelbac
 on N - lam * D, with D = R (linear) or min(k, R) = sum_{m<=k} u[m] for the unary
 encoding u[m] = [m <= R] (u[m] <= u[m-1], sum_m u[m] = R), or (strategy 'capped', the
 default for norm=min) by Dinkelbach on the AP@k model with the cap k a piece of its own:
-N - lam min(k, R) = max(N - lam k, N - lam R) for lam >= 0 (solvers/exact.solve_capped).
+N - lam min(k, R) = max(N - lam k, N - lam R) for lam >= 0 (exact/dinkelbach.solve_capped).
 R = 0 means no relevant document: both scores and the difference are 0.
 """
 
@@ -52,7 +52,7 @@ def pair_weights(instance, direction) -> dict:
 def relevance_products(m, instance, direction):
     """Declare y[d, e] for every pair of unjudged documents whose product N needs.
 
-    Under rank dominance (Instance.reduced) grade(d) >= grade(e) makes b_d b_e = b_e:
+    Under rank dominance (reductions.reduce) grade(d) >= grade(e) makes b_d b_e = b_e:
     such a pair needs no product variable, its weight goes to b_e's linear term."""
     weights, m.dominated_weight = {}, {}
     for (d, e), w in pair_weights(instance, direction).items():
@@ -111,7 +111,7 @@ class PrecisionSums(Formulation, DirectModel, CaseModels, DinkelbachModels, Capp
 
     def preferred_solver(self, instance):
         """CP-SAT for AP and AP(norm=min) from depth 50 (the longer cut list), HiGHS otherwise
-        (measured: docs/solvers.md)."""
+        (measured: docs/solvers.md#which-solver-runs-which-family)."""
         depth = max(len(instance.a), len(instance.b))
         return "cpsat" if instance.metric.family == "AP" and depth >= 50 else None
 
@@ -173,7 +173,7 @@ class PrecisionSums(Formulation, DirectModel, CaseModels, DinkelbachModels, Capp
         """build_dinkelbach's model (N, D and their rows, lam left to the caller) from the same code,
         written with modeling.LinearModel instead of Pyomo: the same columns and rows, row for row
         (tests/test_exact.py::test_ap_dinkelbach_matrix_is_the_pyomo_model), without Pyomo's cost
-        per expression (docs/speed.md)."""
+        per expression (measured: docs/speed.md#dinkelbach-for-ap-and-apnormmin)."""
         m = LinearModel(instance)
         numerator, denominator = self.dinkelbach_rows(m, instance, direction)
         return DinkelbachMatrix(m.matrix(), *m.vector(numerator), *m.vector(denominator), m.assignment)

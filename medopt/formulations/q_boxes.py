@@ -7,16 +7,14 @@ Small boxes.  A box or case with at most SMALL_BOX assignments (the chains n >= 
 assignment is scored (Q.scores_many, the evaluator's sums over a NumPy array of assignments) and the
 box's exact maximum is its bound, its best assignment re-scored by the evaluator.  Without judged
 relevant documents these are the small R that the R-halving search reaches last (the R = 0 case
-included).  Measured (DL-HARD, Q(beta=1)@20, no judgments, 50 instances): solves 1,064 -> 902,
-median per instance 20 -> 12; evaluating the 1,561 assignments of R <= 3 at n = 21 takes ~2 ms,
-about one box LP.  Roots and splits of R cut at the small low part (``small_part``): it is settled
-by evaluation and the rest has a larger R_lo to divide its test by (same 50 instances: 902 -> 822
-solves; with the DL-HARD qrels 9,203 -> 8,912 solves together with the small boxes).  The assignments
-of a chain are indexed at once (kernels.q_enumeration) and a box's scores serve both directions (the
-instance and its boxes are the same; only the sign differs).  Wide boxes: a box with R_hi - R_lo >
-WIDE_BOX R_lo is split without a test (``too_wide``).
-Measured (DL-HARD, k = 20, Q(beta=1), HiGHS): graded qrels, 4-466 solves of ~1-10 ms instead
-of up to 1,781 MILPs per direction; without judgments (G = 1) 7-46 solves instead of n + 1 MILPs.
+included); evaluating such a box costs about as much as one box LP and saves its solves.  Roots and
+splits of R cut at the small low part (``small_part``): it is settled by evaluation and the rest has
+a larger R_lo to divide its test by.  (Measured: docs/speed.md#q-measure-small-boxes.)  The
+assignments of a chain are indexed at once (kernels.q_enumeration) and a box's scores serve both
+directions (the instance and its boxes are the same; only the sign differs).  Wide boxes: a box with
+R_hi - R_lo > WIDE_BOX R_lo is split without a test (``too_wide``).
+The box search solves a few small LPs where profile enumeration solved a MILP per profile
+(measured: docs/speed.md#q-measure-boxes-against-profile-enumeration).
 The box LPs are patched from one compiled template per instance: q_template.py.
 """
 
@@ -35,10 +33,11 @@ from .q_profiles import (QBox, box_case, depth, profile_grades, reachable, share
 from .q_template import BoxModels
 from .q_terms import CaseTerms
 
-SMALL_BOX = 3000  # a box or case with at most this many assignments is settled by evaluating them all
-# A box with R_hi - R_lo > WIDE_BOX * R_lo is split without testing it (ProfileBoxes.too_wide).  Measured
-# (DL-HARD, Q(beta=1)@20, no judgments, 100 instances, HiGHS): no rule 2,185 box solves, median 75 ms;
-# 3: 1,951; 2: 1,867; 1: 1,791 and 63 ms; 0.5: 1,841 and 84 ms; 0.3: 2,039.
+# a box or case with at most this many assignments is settled by evaluating them all (value:
+# docs/speed.md#q-measure-small-boxes)
+SMALL_BOX = 3000
+# A box with R_hi - R_lo > WIDE_BOX * R_lo is split without testing it (ProfileBoxes.too_wide).  The
+# value is the one of those tried with the fewest box solves: docs/speed.md#q-measure-wide-boxes
 WIDE_BOX = 1.0
 
 
@@ -106,10 +105,9 @@ class ProfileBoxes(BoxSearch):
 
     def too_wide(self, instance, case) -> bool:
         """A box whose R interval is wider than WIDE_BOX R_lo: split at once, without testing it (its bound
-        divides by R_lo while its relaxation has R up to R_hi, so it stays near the trivial bound; measured
-        on DL-HARD, Q(beta=1)@20 without judgments the roots' tests returned bound 1.0 for R = 3..27,
-        4..27 and 4..15 and settled nothing).  Splitting without a test keeps every profile in exactly
-        one box, so nothing changes but the work."""
+        divides by R_lo while its relaxation has R up to R_hi, so it stays near the trivial bound; such
+        tests settled nothing: docs/speed.md#q-measure-wide-boxes).  Splitting without a test keeps every
+        profile in exactly one box, so nothing changes but the work."""
         rel = instance.metric.p("rel")
         lo, hi = next((a, b) for g, a, b in case.box if g == rel)
         return hi - lo > WIDE_BOX * lo

@@ -44,9 +44,8 @@ E = the unjudged documents above d there and c_g = the profile's min(C_g, L):
 where rel(d) #{..} is linear: sum_{e in E, h >= g} y[d,e,h] + (judged ones) rel(d)
 + sum_{h >= max(g, rel)} x[d,h].  They are RLT products of rel(d) with "at most C_g
 documents have grade >= g" and "the U_g >= c_g - J_g such unjudged documents lie in
-E, d or the n - |E| - 1 others".  Measured at k = 10, G = 2, 20 unjudged: the LP
-bound of the hard cases fell from 1.29-1.40 to the optimum 1.0, and the whole
-enumeration (352 MILPs) went from 73 s (one direction) to 17 s (both) with HiGHS.
+E, d or the n - |E| - 1 others".  On the hard cases measured they brought the LP bound
+down to the optimum (docs/speed.md#q-measure-valid-inequalities).
 
 Objective.  With w(g) = beta u(g) + [g >= rel] and D_i = beta cg*(i) + i (constants),
 the term of rank i holding d is b_d (beta cg(i) + count(i)) / D_i, where
@@ -82,7 +81,8 @@ R is kept exact (it multiplies lam instead of dividing the objective): F(lam) <=
 no assignment of the box beats lam, and in general every difference in the box is at most
 lam + max(F_ub, 0) / R_lo for any proven bound F_ub >= F(lam) (the LP relaxation's optimum,
 or a MILP bound).  Dividing by R_lo in X and R_hi in Y instead also bounds the difference, but
-measured on DL-HARD that bound stayed far above 1 on wide boxes and pruned nothing.
+that bound stayed far above 1 on wide boxes and pruned nothing
+(docs/speed.md#q-measure-boxes-against-profile-enumeration).
 Shared ranks.  Rank i's term b_i (beta cg(i) + count(i)) depends only on the document at rank i
 and the set of documents above it, so where A and B hold the same document at i under the same set
 above (`shared_ranks`: a common prefix, or the ranks below a swap once the sets agree again) the
@@ -99,9 +99,8 @@ the profile's own denominators and cuts); when that does not close it, splitting
 profile's case: box_case turns it into the QProfile of cases() (same label, same fields), i.e. today's
 case model with D_i(lo) = D_i(hi), R_lo = R_hi = R, the objective divided by R and no lam, solved
 with the cutoff; and splitting partitions the reachable profiles, so every profile is closed either
-inside a box with F(lam) <= 0 or as its own case.  Testing the one-profile box first measured
-(DL-HARD, Q(beta=1)@20, no judgments, 15 instances): case MILPs 93 -> 28, box LPs 257 -> 332,
-total 5.99 -> 4.05 s.
+inside a box with F(lam) <= 0 or as its own case.  Testing the one-profile box first trades a few
+more box LPs for far fewer case MILPs (measured: docs/speed.md#q-measure-one-profile-boxes).
 
 Size per case: n G binaries x; at most G P binaries y, P <= 2 * C(min(n, L), 2) the
 ordered pairs (d, e) with e above d in A or B; 3 P G linking rows, P one-hot pair rows
@@ -167,10 +166,9 @@ class QMeasure(Formulation, CaseModels, ProfileBoxes):
         orders: those X ranks above the other list Y (or Y lacks), and those Y lacks; at the top grade
         and at the grade rel.  A start, never trusted: the driver re-scores each one.  It reaches the
         trivial bound 1 whenever X's top unjudged document is absent from Y's list and ranked first
-        (R = 1, Q(X) = 1, Q(Y) = 0), which leaves nothing to solve.  Measured (DL-HARD, Q(beta=1)@20,
-        no judgments, 15 instances): 2-15 ms, 6 instances reached 1.0, box solves 543 -> 402.  With a
-        judged relevant document R = 1 is out of reach and, measured with the DL-HARD qrels (Q@20, 50
-        instances), the seeds changed no solve count (9,792) and cost 12 ms median: none then."""
+        (R = 1, Q(X) = 1, Q(Y) = 0), which leaves nothing to solve.  With a judged relevant document
+        R = 1 is out of reach and the seeds saved no solve while costing time: none then (measured:
+        docs/speed.md#q-measure-prefix-seeds)."""
         if judged_count(instance, instance.metric.p("rel")) > 0:
             return
         better, other = (instance.a, instance.rank_b) if direction == "a" else (instance.b, instance.rank_a)

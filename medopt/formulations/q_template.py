@@ -7,10 +7,10 @@ bounds) and patches the matrix per box: bounds of the count rows, the coefficien
 the box has no such cut), and the objective from the per-rank term vectors and 1/D_i.  For a
 profile the patched matrix is its case model up to free rows (tests compare their optima).  The
 template is written with modeling.LinearModel, not Pyomo (the same CaseTerms code builds
-its rows): DL-HARD Q(beta=1)@20, one template 8.5 ms instead of ~50 ms; a direction's box LPs run in
-one HiGHS instance (backends.HighsSession).  50 instances without judgments: 9.4 s -> 5.7 s in all, same
-1,064 solves.  Each direction drops the product rows that cannot bind in its objectives
-(BoxModels.one_sided: about half the rows; its box LPs ~1/3 faster, the same optima measured).
+its rows), since a Pyomo build cost more than the box LPs it serves; a direction's box LPs run in
+one HiGHS instance (backends.HighsSession).  Each direction drops the product rows that cannot bind
+in its objectives (BoxModels.one_sided: the same optima, faster LPs).  Measured:
+docs/speed.md#q-measure-the-box-template.
 Collection cuts for one-profile cases.  A second template (``box_models(cases=True)``) adds the
 products y[d,e,g] = rel(d) x[e,g] for every ordered pair of unjudged documents (not only e above d
 in a list; one per unordered pair when G = 1) and, per document d and profile grade g, the prefix
@@ -18,16 +18,12 @@ rows taken over the whole collection (E = every other unjudged document, the jud
 as J_g): rel(d) #{E + d of grade >= g} + J_g rel(d) <= hi_g rel(d) (when hi_g is a true count) and
 rel(d) #{E + d of grade >= g} >= (lo_g - J_g) rel(d).  They are the prefix rows with E as large as
 it gets, valid for the same reason (RLT products of rel(d) with "C_g <= hi_g" and "U_g >= lo_g -
-J_g").  With them the LP relaxation of a profile equalled its MILP optimum on all 488 test profiles
-(tests/test_exact_q.py, G = 1..3), on 488 of 490 in a larger graded sample and on every one of
-~100 DL-HARD profiles tried (G = 1), so solve_boxes solves a profile's LP first (``exact_lp``) and
-settles the profile when the LP optimum does not beat the cutoff or its
+J_g").  With them the LP relaxation of a profile equalled its MILP optimum on nearly every profile
+tried (tests/test_exact_q.py checks it on test profiles with G = 1..3), so solve_boxes solves a profile's LP first
+(``exact_lp``) and settles the profile when the LP optimum does not beat the cutoff or its
 rounded point, re-scored, reaches it; otherwise its MILP.  Only for profiles: in every box LP
-the extra rows cost more than the tighter bounds save (median 90 ms against 54 ms, no judgments).
-Measured (50 instances without judgments, both variants interleaved while a benchmark ran on
-both cores): total 8.36 / 8.31 s -> 5.85 / 6.76 s, no MILP left, medians within noise; 15 slow
-instances with the qrels (G = 3): 93.6 -> 85.4 s, the same 10,537 solves (their time is in box LPs;
-the cuts in every box LP: 247.8 s, 3 of 15 not certified within 30 s).
+the extra rows cost more than the tighter bounds save.  (Measured:
+docs/speed.md#q-measure-collection-cuts-for-profiles.)
 """
 
 from __future__ import annotations
@@ -158,8 +154,7 @@ class BoxModels:
         (y <= min(u, v) = u v, resp. y >= u + v - 1 = u v, at binaries), so a profile's maximum over
         the smaller model is still its true maximum; its solutions are re-scored by the evaluator
         anyway.  A product in both lists' terms (a pair ordered the same way in both, one variable)
-        keeps all three rows.  Measured (DL-HARD, Q(beta=1)@20, no judgments): about 450 of 984 rows
-        dropped, the same LP optima, 62 -> 42 ms for 24 box LPs."""
+        keeps all three rows.  Rows dropped and time saved: docs/speed.md#q-measure-the-box-template."""
         better, other = ("a", "b") if direction == "a" else ("b", "a")
         used = {side: np.abs(self.vectors[side][1]).sum(axis=0) > 0 for side in ("a", "b")}
         drop = []
@@ -226,7 +221,8 @@ class BoxModels:
         row_upper[self.cut_row[self.cut_upper & (highs >= self.cut_rank)]] = np.inf  # a freed row binds nothing
         row_lower[self.cut_row[~self.cut_upper & (least <= 0)]] = -np.inf
         A = copy.copy(base.A)  # shares the template's index arrays (never written), without scipy's
-        A.data = data          # constructor checks (~0.2 ms a box, more than a small box LP's solve)
+        A.data = data          # constructor checks (they cost more than a small box LP's solve:
+                               # docs/speed.md#q-measure-the-box-template)
         better, other = ("a", "b") if self.direction == "a" else ("b", "a")
         skip = self.shared if is_box else frozenset()  # a profile's objective stays the case's
         x_vector, x_constant = self.score_vector(better, low, skip)

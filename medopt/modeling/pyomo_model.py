@@ -36,7 +36,7 @@ def new_model(instance: Instance, direction: str, name: str) -> pyo.ConcreteMode
 
 
 def add_dominance(m, instance: Instance) -> None:
-    """Rank dominance (Instance.reduced): grade(d) >= grade(e) for each pair, written per
+    """Rank dominance (reductions.reduce): grade(d) >= grade(e) for each pair, written per
     threshold as  [grade(d) >= g] >= [grade(e) >= g]  for every g."""
     links = [(d, e, g) for d, e in instance.dominance for g in m.GRADES]
     if not links:

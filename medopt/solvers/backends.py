@@ -173,12 +173,11 @@ class HighsSession:
     """LPs of one shape solved one after another in one HiGHS instance (exact.boxes):
     each model is passed as its differences from the previous one (costs, offset, row bounds and
     matrix values on the same sparsity pattern), so HiGHS keeps its factorisation where it can and
-    nothing is rebuilt.  Measured (Q(beta=1)@20 box LP, 705 rows x 230 columns): a fresh instance
-    per LP costs ~0.8 ms on top of a 1.5 ms solve.  HiGHS's clock runs across run() calls of one
-    instance (HiGHS issue #1477), so each time limit is set from its current run time.  A model
-    without a start basis runs cold (clearSolver): continuing from the last LP's final basis, a
-    different box's, took more iterations than a cold start (replayed Q(beta=1)@20 root boxes:
-    503 / 323 / 131 / 166 iterations against 188 / 277 / 68 / 183)."""
+    nothing is rebuilt (a fresh instance per LP costs a large fraction of a small LP's solve).
+    HiGHS's clock runs across run() calls of one instance (HiGHS issue #1477), so each time limit is
+    set from its current run time.  A model without a start basis runs cold (clearSolver):
+    continuing from the last LP's final basis, a different box's, took more iterations than a cold
+    start.  Measured: docs/solvers.md#highs-one-instance-for-a-directions-box-lps."""
 
     def __init__(self):
         self.h, self.model = None, None
@@ -233,7 +232,8 @@ def solve_cpsat(matrix: MatrixModel, time_limit: float | None, cutoff: float | N
     """With ``cutoff``, the search stops once CP-SAT's best bound proves that no solution beats it
     (a best-bound callback, no extra row: see below); the outcome is then ``optimal`` with that
     bound, which solve() raises to the cutoff.  Without the stop, a Dinkelbach step whose maximum
-    is far below 0 spent 57 s closing its own gap after its bound had fallen below 0 (AP@100)."""
+    is far below 0 went on closing its own gap long after its bound had fallen below 0
+    (docs/solvers.md#cp-sat-stops-from-its-best-bound-callback)."""
     from ortools.sat.python import cp_model
 
     started = time.perf_counter()
@@ -248,7 +248,8 @@ def solve_cpsat(matrix: MatrixModel, time_limit: float | None, cutoff: float | N
     variables = [model.new_int_var(int(lo), int(hi), f"x{j}") for j, (lo, hi) in
                  enumerate(zip(matrix.lower, matrix.upper))]
     # the rows go into the model's proto directly, a linear constraint each (vars, integer coeffs,
-    # domain [lo, hi]): through CpModel's expressions they took ~35 ms per 2,000 rows
+    # domain [lo, hi]): through CpModel's expressions they were slow
+    # (docs/solvers.md#cp-sat-rows-go-into-the-proto)
     A = matrix.A.copy()
     A.sum_duplicates()  # one term per variable and row, as the proto requires
     indptr, indices, data = A.indptr, A.indices.tolist(), np.round(A.data).astype(np.int64).tolist()
