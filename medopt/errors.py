@@ -1,10 +1,28 @@
-"""Errors users see. Every bad input ends in one of these, never a traceback."""
+"""Errors users see. Every bad input ends in one of these, never a traceback.
+
+Errors cross process boundaries (the reader pool and the workers of ``medopt matrix``, Dask
+tasks): each pickles with its message and attributes whatever its constructor takes
+(:meth:`MedoptError.__reduce__`), so that the user reads the worker's message, not a broken pool.
+"""
 
 from __future__ import annotations
 
 
+def _rebuild(kind, args, state):
+    error = Exception.__new__(kind)
+    Exception.__init__(error, *args)
+    error.__dict__.update(state)
+    return error
+
+
 class MedoptError(ValueError):
     """Base class: a clear, one-line message about bad input or an impossible request."""
+
+    def __reduce__(self):
+        # Not the default (type, args): a subclass whose __init__ takes other arguments than its
+        # message (InputFormatError) would fail to unpickle, and a process pool reports that as
+        # BrokenProcessPool instead of the message.
+        return _rebuild, (type(self), self.args, dict(self.__dict__))
 
 
 class MetricSyntaxError(MedoptError):
@@ -24,3 +42,8 @@ class InputFormatError(MedoptError):
 
 class TooLargeError(MedoptError):
     """A method refused an instance that exceeds its documented size limit."""
+
+
+class MedoptWarning(UserWarning):
+    """Something the user would want to know that does not stop the job (the command prints it as
+    ``medopt: warning: ...``): qrels that judge none of the topics, metrics given twice, ..."""

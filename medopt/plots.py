@@ -17,7 +17,6 @@ Computed from runs and qrels:
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -26,8 +25,10 @@ from . import api
 from .batch import Settings, collect_rows, read_runs
 from .batch.runset import load_runset
 from .errors import MedoptError
+from .io.paths import check_output_file
 from .io.trec import read_qrels, sort_topics
 from .metrics import parse_metric
+from .store import open_existing
 
 IMAGE_SUFFIXES = (".png", ".pdf")
 
@@ -41,24 +42,33 @@ def _pyplot():
     return plt
 
 
-def _save(figure, outputs) -> None:
+def check_image_outputs(outputs, what: str = "-o") -> None:
+    """Refuse, before any work, image files that are not .png / .pdf or cannot be written."""
     for output in outputs:
         if Path(output).suffix.lower() not in IMAGE_SUFFIXES:
             raise MedoptError(f"{output}: plots are written as .png or .pdf")
-    for output in outputs:
-        figure.savefig(output, dpi=150, bbox_inches="tight")
-    _pyplot().close(figure)
+        check_output_file(output, what)
+
+
+def _save(figure, outputs) -> None:
+    check_image_outputs(outputs)
+    try:
+        for output in outputs:
+            temporary = Path(output).with_name(f".{Path(output).name}.tmp{Path(output).suffix}")
+            try:
+                figure.savefig(temporary, dpi=150, bbox_inches="tight")
+                temporary.replace(output)
+            finally:
+                if temporary.exists():
+                    temporary.unlink()
+    finally:
+        _pyplot().close(figure)
 
 
 def load_values(store) -> list[tuple]:
     """(run_a, run_b, topic, metric, value) of every row of a matrix store."""
-    if not Path(store).is_file():
-        raise MedoptError(f"{store}: no such results store")
-    with sqlite3.connect(str(store)) as connection:
-        try:
-            return connection.execute("SELECT run_a, run_b, topic, metric, value FROM results").fetchall()
-        except sqlite3.DatabaseError as error:
-            raise MedoptError(f"{store}: not a medopt results store ({error})") from None
+    with open_existing(store) as results:
+        return [(r["run_a"], r["run_b"], r["topic"], r["metric"], r["value"]) for r in results.rows()]
 
 
 def _chosen_metrics(rows, metrics) -> list[str]:
@@ -67,7 +77,7 @@ def _chosen_metrics(rows, metrics) -> list[str]:
         raise MedoptError("the store holds no results")
     if not metrics:
         return stored
-    chosen = [str(parse_metric(m)) for m in metrics]
+    chosen = list(dict.fromkeys(str(parse_metric(m)) for m in metrics))
     missing = [m for m in chosen if m not in stored]
     if missing:
         raise MedoptError(f"no results for {', '.join(missing)} in the store (it has {', '.join(stored)})")
@@ -118,16 +128,18 @@ def plot_heatmap(store, outputs, metrics=None) -> None:
     plt = _pyplot()
     rows = load_values(store)
     metrics = _chosen_metrics(rows, metrics)
-    n = len(mean_matrix(rows, metrics[0])[0])
-    if n < 2:
-        raise MedoptError("a heatmap needs results for at least two runs")
-    size = max(4.0, 0.4 * n + 2.8)
+    sizes = {metric: len(mean_matrix(rows, metric)[0]) for metric in metrics}  # metrics may cover other runs
+    few = [metric for metric, n in sizes.items() if n < 2]
+    if few:
+        raise MedoptError(f"a heatmap needs results for at least two runs ({', '.join(few)} has fewer)")
+    size = max(4.0, 0.4 * max(sizes.values()) + 2.8)
     columns = min(3, len(metrics))
     lines = -(-len(metrics) // columns)
     figure = plt.figure(figsize=(size * columns, size * 1.15 * lines), layout="constrained")
     panels = figure.subfigures(lines, columns, squeeze=False).ravel() if len(metrics) > 1 else [figure]
     for panel, metric in zip(panels, metrics):
         names, matrix = mean_matrix(rows, metric)
+        n = len(names)
         order, tree = cluster_order(matrix)
         grid = panel.add_gridspec(2, 2, height_ratios=[1, 4.5], width_ratios=[24, 1])
         top, heat, bar = panel.add_subplot(grid[0, 0]), panel.add_subplot(grid[1, 0]), panel.add_subplot(grid[1, 1])

@@ -12,6 +12,7 @@ Files whose first bytes are the gzip magic number are decompressed transparently
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
 import math
 import numbers
@@ -167,6 +168,19 @@ def read_qrels(path: str | os.PathLike) -> dict[str, dict[str, int]]:
     return qrels
 
 
+def file_sha256(path: str | os.PathLike) -> str:
+    """SHA-256 of a file's bytes; a missing or unreadable file is an InputFormatError naming it."""
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.sha256(handle.read()).hexdigest()
+    except FileNotFoundError:
+        raise InputFormatError(path, None, "no such file") from None
+    except IsADirectoryError:
+        raise InputFormatError(path, None, "is a directory, not a file") from None
+    except OSError as exc:
+        raise InputFormatError(path, None, f"cannot open: {exc.strerror or exc}") from None
+
+
 # ---------------------------------------------------------------------------
 # topics
 
@@ -189,6 +203,42 @@ def pair_topics(run_a: Run, run_b: Run) -> TopicReport:
     )
 
 
+def _some(topics: list[str], count: int = 10) -> str:
+    return " ".join(topics[:count]) + (" ..." if len(topics) > count else "")
+
+
+def judged_topics(topics, qrels: Mapping, qrels_path, *, judged_only: bool = False) -> tuple[list[str], list[str]]:
+    """The topics to compute (all, or with ``judged_only`` those the qrels judge, as trec_eval does) and
+    the warnings a user wants: qrels with no judgment, qrels judging none or only some of the topics."""
+    topics = sort_topics(topics)
+    if qrels_path is None:
+        if judged_only:
+            raise MedoptError("--judged-topics-only needs --qrels")
+        return topics, []
+    judged = [t for t in topics if qrels.get(t)]
+    missing = [t for t in topics if not qrels.get(t)]
+    if not any(qrels.values()):
+        problem = f"{qrels_path} holds no judgments (empty, or comments only)"
+    elif not judged and topics:
+        problem = (f"{qrels_path} judges none of the {len(topics)} topic(s) of the runs (it judges "
+                   f"{_some(sort_topics(t for t in qrels if qrels[t]), 5)}; the runs have {_some(topics, 5)})")
+    else:
+        problem = None
+    if judged_only:
+        if problem:
+            raise MedoptError(f"--judged-topics-only: {problem}")
+        notes = [f"--judged-topics-only: {len(missing)} of {len(topics)} topic(s) left out, not judged in "
+                 f"{qrels_path}: {_some(missing)}"] if missing else []
+        return judged, notes
+    if problem:
+        return topics, [f"{problem}: every document counts as unjudged"]
+    if missing:
+        return topics, [f"{len(missing)} of {len(topics)} topic(s) have no judgments in {qrels_path} and count "
+                        f"with nothing judged: {_some(missing)}; --judged-topics-only leaves them out, as "
+                        "trec_eval does"]
+    return topics, []
+
+
 # ---------------------------------------------------------------------------
 # writing
 
@@ -200,8 +250,13 @@ def _check_token(value: str, what: str) -> str:
 
 
 def write_atomic(path: str | os.PathLike, lines: Iterator[str]) -> None:
-    """Write lines to a temp file beside ``path`` then rename it into place."""
+    """Write lines to a temp file beside ``path`` then rename it into place (a special file such as
+    ``/dev/stdout`` or ``/dev/null`` is written in place: it cannot be replaced)."""
     path = Path(path)
+    if path.exists() and not path.is_file() and not path.is_dir():
+        with open(path, "w", encoding="utf-8", newline="\n") as text:
+            text.writelines(lines)
+        return
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as raw:

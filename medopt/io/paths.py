@@ -1,0 +1,58 @@
+"""Output paths checked before any work: a job must not compute for an hour and then find that it
+cannot write its result, nor leave a store or a directory behind when its output path is wrong."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from ..errors import MedoptError
+
+
+def _probe(directory: Path, shown: str) -> None:
+    """Create and remove a file in ``directory``: the one test that holds for every file system
+    (permissions, read-only mounts, /proc, and root, whom permission bits do not stop)."""
+    try:
+        handle, name = tempfile.mkstemp(dir=directory, prefix=".medopt-", suffix=".probe")
+    except OSError as error:
+        raise MedoptError(f"{shown}: cannot write in {directory}: {error.strerror or error}") from None
+    os.close(handle)
+    os.unlink(name)
+
+
+def check_output_file(path, what: str = "") -> None:
+    """Refuse an output file that cannot be written: a directory, a missing or unwritable parent
+    directory. Special files (``/dev/stdout``, ``/dev/null``) are accepted: they are written in place.
+    ``what`` (an option name, e.g. ``-o``) starts the message."""
+    path = Path(path)
+    shown = f"{what} {path}".strip()
+    if path.is_dir():
+        raise MedoptError(f"{shown}: is a directory")
+    if path.exists() and not path.is_file():
+        if not os.access(path, os.W_OK):
+            raise MedoptError(f"{shown}: not writable")
+        return
+    parent = path.parent
+    if not parent.exists():
+        raise MedoptError(f"{shown}: no such directory: {parent}")
+    if not parent.is_dir():
+        raise MedoptError(f"{shown}: {parent} is not a directory")
+    _probe(parent, shown)
+
+
+def check_output_directory(path, what: str = "") -> None:
+    """Refuse an output directory that cannot be made or written (it is created only when written to):
+    a file in its place, or a nearest existing ancestor that is not a writable directory."""
+    path = Path(path)
+    shown = f"{what} {path}".strip()
+    if path.exists() and not path.is_dir():
+        raise MedoptError(f"{shown}: exists and is not a directory")
+    existing = path
+    while not existing.exists():
+        if existing.parent == existing:
+            break
+        existing = existing.parent
+    if not existing.is_dir():
+        raise MedoptError(f"{shown}: {existing} is not a directory")
+    _probe(existing, shown)
