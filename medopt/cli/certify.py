@@ -9,30 +9,21 @@ from pathlib import Path
 import click
 from tqdm import tqdm
 
+from ..batch import unique_metrics
 from ..campaigns.certify import (INSTANCE_COLUMNS, SUMMARY_COLUMNS, Settings, cases_from_generator, cases_from_runs,
                                  certify_case, format_table, parse_gains, plan, read_runs, summarize, warm_up)
 from ..campaigns.counterexamples import format_counterexample, save_counterexample
 from ..campaigns.peer import PEER_COLUMNS, PEER_SUMMARY_COLUMNS, peer_check
 from ..errors import MedoptError
+from ..io.paths import check_output_directory
 from ..io.results import write_rows
-from ..io.trec import read_qrels
+from ..io.trec import judged_topics, read_qrels
 from ..metrics import parse_metric
-from .common import main, one_line_errors
+from .common import MedoptCommand, judged_only_option, main, time_limit_option
+from .common import warn as _warn
 
 
-class CertifyCommand(click.Command):
-    """A MedoptError becomes a one-line message and exit status 2 (as medopt's group does), also when
-    the command runs on its own (tests, scripts)."""
-
-    def invoke(self, ctx):
-        return one_line_errors(super().invoke, ctx)
-
-
-def _warn(message: str) -> None:
-    click.echo(f"medopt: warning: {message}", err=True)
-
-
-@main.command("certify", cls=CertifyCommand, context_settings={"help_option_names": ["-h", "--help"]})
+@main.command("certify", cls=MedoptCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))
 @click.option("--qrels", type=click.Path(dir_okay=False), default=None, help="TREC qrels; none: nothing judged.")
 @click.option("-m", "--metric", "metrics", multiple=True, help="Metric (AP@10, SSP@20, ERR@20, nDCG@10, ...). Repeatable.")
@@ -40,7 +31,7 @@ def _warn(message: str) -> None:
               help="greedy, tabu, tc-err, closed-form or alg1, with options, e.g. 'tc-err(p=1)', "
                    "'tabu(seed=3,iterations=200)'. Repeatable (default: every heuristic for each metric).")
 @click.option("--solver", type=click.Choice(["highs", "cpsat"]), default=None, help="Exact solver (default: CP-SAT for AP, HiGHS otherwise).")
-@click.option("--time-limit", type=float, default=None, help="Seconds per exact MED; beyond: uncertified.")
+@time_limit_option
 @click.option("--max-grade", type=int, default=None,
               help="Top grade G (runs: default the topic's largest grade; --generate: the grades generated).")
 @click.option("--gains", default=None, metavar="G:GAIN,...", help="Explicit gain map, e.g. 0:0,1:0.25,2:0.75.")
@@ -58,23 +49,22 @@ def _warn(message: str) -> None:
               help="Directory for instances.csv, summary.csv and counterexample JSON files (peer.csv, peer_summary.csv).")
 @click.option("--show", type=click.IntRange(min=0), default=5, show_default=True, help="Counterexamples printed.")
 @click.option("--honour-rank", is_flag=True, help="Order by the rank column instead of trec_eval's score order.")
+@judged_only_option
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
 def certify_command(runs, qrels, metrics, heuristics, solver, time_limit, max_grade, gains, residual, generate,
-                    depth, seed, judged_fraction, max_unjudged, peer, out, show, honour_rank, progress):
+                    depth, seed, judged_fraction, max_unjudged, peer, out, show, honour_rank, judged_only, progress):
     """Heuristic MED against the exact MED: on every topic of every pair of RUNS, or on --generate N instances.
 
     Prints one summary row per heuristic and metric (fraction of certified instances where the heuristic is
     exact, largest and mean gap, median exact/heuristic time ratio); misses are saved as counterexamples.
     With --peer, checks a peer tool's MED values against the exact ones instead.
     """
-    if time_limit is not None and time_limit <= 0:
-        raise MedoptError(f"--time-limit must be positive, got {time_limit:g}")
     settings = Settings(solver=solver, time_limit=time_limit, max_grade=None if generate else max_grade,
                         gains=parse_gains(gains), residual=residual)
     show_progress = sys.stderr.isatty() if progress is None else progress
     out_dir = Path(out) if out else None
     if out_dir:
-        out_dir.mkdir(parents=True, exist_ok=True)
+        check_output_directory(out_dir, "--out")  # made only when the results are written
     judgments = read_qrels(qrels) if qrels else {}
     if peer:
         if generate or metrics or heuristics:
@@ -83,6 +73,7 @@ def certify_command(runs, qrels, metrics, heuristics, solver, time_limit, max_gr
             raise MedoptError("--peer needs the RUNS the peer compared")
         rows, summary = peer_check(peer, read_runs(runs, honour_rank), judgments, settings, show_progress, _warn)
         if out_dir:
+            out_dir.mkdir(parents=True, exist_ok=True)
             write_rows(rows, PEER_COLUMNS, "csv", out_dir / "peer.csv")
             write_rows(summary, PEER_SUMMARY_COLUMNS, "csv", out_dir / "peer_summary.csv")
         click.echo(format_table(summary, PEER_SUMMARY_COLUMNS), nl=False)
@@ -100,6 +91,11 @@ def certify_command(runs, qrels, metrics, heuristics, solver, time_limit, max_gr
         cases = cases_from_runs(read_runs(runs, honour_rank), judgments, _warn)
         if not cases:
             raise MedoptError("the runs have no topic in common")
+        kept, notes = judged_topics({case.topic for case in cases}, judgments, qrels, judged_only=judged_only)
+        for note in notes:
+            _warn(note)
+        cases = [case for case in cases if case.topic in set(kept)]
+    metrics = [str(m) for m in unique_metrics(metrics, _warn)]
     work = plan(metrics, heuristics)
     for metric in (parse_metric(m) for m in metrics):
         if all(metric != m for m, _ in work):
@@ -111,6 +107,8 @@ def certify_command(runs, qrels, metrics, heuristics, solver, time_limit, max_gr
         case_rows, case_found = certify_case(case, metric, hs, settings)
         rows += case_rows
         found += case_found
+    if out_dir:
+        out_dir.mkdir(parents=True, exist_ok=True)
     for number, (row, data) in enumerate(found, start=1):
         if out_dir:
             row["counterexample"] = save_counterexample(data, out_dir, number).name

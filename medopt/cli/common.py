@@ -1,8 +1,20 @@
-"""What every ``medopt`` command shares: the group, one-line errors, metric and method options."""
+"""What every ``medopt`` command shares: the group, one-line errors, signals, metric and method options.
+
+Every failure of every command ends in one line on stderr, ``medopt: error: ...``, and exit status 2
+(a usage error, a bad input file, an output path that cannot be written, a locked store, ...); an
+interrupt (Ctrl-C, or SIGTERM: a scheduler stopping the job) in ``medopt: interrupted`` and exit status
+130 (SIGINT) or 143 (SIGTERM). An unexpected exception -- a bug in medopt -- is one line too,
+``medopt: error: internal error: ...``, with exit status 1; ``MEDOPT_DEBUG=1`` shows its traceback.
+"""
 
 from __future__ import annotations
 
+import errno
+import math
+import os
+import signal
 import sys
+import threading
 
 import click
 
@@ -10,36 +22,174 @@ from .. import methods
 from ..errors import MedoptError
 from ..instance import RelevanceLimit
 
+DEFAULT_TIME_LIMIT = 60.0  # seconds per MED on the command line (exact methods); 0 or none: no limit
+_TERMINATED = []  # set by the SIGTERM handler: the interrupt came from SIGTERM (exit status 143)
+
+
+def warn(message: str) -> None:
+    click.echo(f"medopt: warning: {message}", err=True)
+
+
+def _fail(message: str, status: int = 2):
+    message = " ".join(str(message).split())  # one line, whatever the message holds
+    try:
+        click.echo(f"medopt: error: {message}", err=True)
+    except OSError:
+        pass
+    sys.exit(status)
+
+
+def _quiet_stdout() -> None:
+    """Point file descriptor 1 at /dev/null: the interpreter's final flush of a stdout that failed
+    (a full disk, /dev/full, a closed pipe) must not print a second message."""
+    try:
+        descriptor = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return  # not a real file (tests capture it)
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, descriptor)
+    os.close(null)
+
+
+def _os_error(error: OSError):
+    if error.errno == errno.EPIPE:  # the reader went away (`| head`): not an error of ours
+        _quiet_stdout()
+        sys.exit(1)
+    where = f"{error.filename}: " if error.filename else ""
+    if not where and error.errno in (errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EDQUOT):
+        where = "cannot write the output: "
+        _quiet_stdout()
+    _fail(f"{where}{error.strerror or error}")
+
 
 def one_line_errors(invoke, ctx):
-    """Run a click invoke; a MedoptError becomes a one-line message and exit status 2."""
+    """Run a click invoke; every failure becomes one line on stderr and exit status 2 (1: a bug)."""
     try:
-        return invoke(ctx)
+        result = invoke(ctx)
+        sys.stdout.flush()  # a full disk or /dev/full shows here, not at exit
+        return result
+    except (click.ClickException, click.exceptions.Exit, click.Abort):
+        raise  # click's own: usage errors are made one line in MedoptCommand.main
     except MedoptError as error:
-        click.echo(f"medopt: error: {error}", err=True)
-        sys.exit(2)
+        _fail(error)
     except KeyboardInterrupt:
-        click.echo("medopt: interrupted", err=True)
-        sys.exit(130)
+        try:
+            click.echo("medopt: interrupted", err=True)
+        except OSError:
+            pass
+        sys.exit(143 if _TERMINATED else 130)
+    except OSError as error:
+        if os.environ.get("MEDOPT_DEBUG"):
+            raise
+        _os_error(error)
+    except MemoryError:
+        _fail("out of memory: the job needs more memory than this machine gives it")
+    except RecursionError:
+        _fail("internal error: recursion too deep (please report it; MEDOPT_DEBUG=1 shows the traceback)", 1)
+    except Exception as error:  # a bug: one line still, and the way to the traceback
+        if os.environ.get("MEDOPT_DEBUG"):
+            raise
+        _fail(f"internal error: {type(error).__name__}: {error} (please report it; MEDOPT_DEBUG=1 shows "
+              "the traceback)", 1)
 
 
-class MedoptGroup(click.Group):
-    """Turn every MedoptError into a one-line message and exit status 2."""
+def _on_sigterm(signum, frame):
+    """SIGTERM behaves as Ctrl-C: a KeyboardInterrupt, or whatever handler SIGINT has while a solve runs."""
+    _TERMINATED.append(signum)
+    handler = signal.getsignal(signal.SIGINT)
+    if callable(handler) and handler not in (signal.default_int_handler, _on_sigterm):
+        return handler(signal.SIGINT, frame)
+    raise KeyboardInterrupt
+
+
+class OneLineErrors:
+    """For click commands and groups: usage errors in one line too, SIGTERM as Ctrl-C while a command runs."""
 
     def invoke(self, ctx):
         return one_line_errors(super().invoke, ctx)
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        previous = None
+        if threading.current_thread() is threading.main_thread():
+            previous = signal.signal(signal.SIGTERM, _on_sigterm)
+        _TERMINATED.clear()
+        try:
+            status = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.ClickException as error:
+            hint = f" (see '{error.ctx.command_path} -h')" if getattr(error, "ctx", None) else ""
+            _fail(f"{error.format_message()}{hint}", error.exit_code)
+        except click.Abort:
+            _fail("interrupted", 130)
+        except OSError as error:  # writing --help or --version output
+            _os_error(error)
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
+        sys.exit(status if isinstance(status, int) else 0)
+
+
+class MedoptCommand(OneLineErrors, click.Command):
+    """A medopt command: one-line errors also when it runs on its own (tests, scripts)."""
+
+
+class MedoptGroup(OneLineErrors, click.Group):
+    """The ``medopt`` group: every subcommand is a MedoptCommand."""
+
+    command_class = MedoptCommand
 
 
 @click.group(cls=MedoptGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="medopt")
 def main():
-    """Maximized Effectiveness Difference between search rankings, computed exactly."""
+    """Maximized Effectiveness Difference between search rankings, computed exactly.
+
+    Every failure ends in one line, 'medopt: error: ...', and exit status 2 (1: an internal error);
+    Ctrl-C or SIGTERM in 'medopt: interrupted' and exit status 130 or 143.
+    """
+
+
+class TimeLimit(click.ParamType):
+    """Seconds per MED: a positive finite number; 0 or 'none': no limit."""
+
+    name = "SECONDS"
+
+    def convert(self, value, param, ctx):
+        if value is None:
+            return None
+        text = str(value).strip().lower()
+        if text in ("none", "off", "no"):
+            return None
+        try:
+            seconds = float(text)
+        except ValueError:
+            seconds = math.nan
+        if not math.isfinite(seconds) or seconds < 0:
+            self.fail(f"{value!r} is not a number of seconds (> 0; 0 or none: no limit)", param, ctx)
+        return seconds or None
+
+
+TIME_LIMIT_HELP = (f"Seconds per MED for the exact solver (default {DEFAULT_TIME_LIMIT:g}); beyond it the row is "
+                   "uncertified (status timeout). 0 or none: no limit.")
+
+
+def time_limit_option(function):
+    return click.option("--time-limit", type=TimeLimit(), default=DEFAULT_TIME_LIMIT, show_default=False,
+                        help=TIME_LIMIT_HELP)(function)
+
+
+def judged_only_option(function):
+    return click.option("--judged-topics-only", "judged_only", is_flag=True,
+                        help="Only the topics the qrels judge (as trec_eval does); by default a topic without "
+                             "judgments counts with nothing judged, with a warning.")(function)
 
 
 def metric_option(function):
     return click.option("-m", "--metric", "metrics", multiple=True, required=True,
                         help="Metric, ir_measures style (nDCG@10, RBP(p=0.95), AP(norm=min)@100) or trec_eval "
-                             "(ndcg_cut.10, P.5, map_cut.100). Repeatable.")(function)
+                             "(ndcg_cut.10, P.5, map_cut.100). Repeatable; a metric given twice is computed "
+                             "once.")(function)
 
 
 def method_options(function):
@@ -47,7 +197,7 @@ def method_options(function):
         click.option("--method", default="auto", show_default=True,
                      help=", ".join(["auto", *methods.method_names()]) + "."),
         click.option("--solver", default=None, help="Exact solver: highs or cpsat (default: CP-SAT for AP at depth 50 and more, HiGHS otherwise)."),
-        click.option("--time-limit", type=float, default=None, help="Seconds per MED (exact methods)."),
+        time_limit_option,
         click.option("--max-grade", type=int, default=None, help="Top grade G (default: largest grade in the topic's qrels, at least 1)."),
         click.option("--pad", type=click.Choice(["none", "free"]), default="none", show_default=True,
                      help="free: fill short rankings to k with unjudged documents (Tan & Clarke)."),

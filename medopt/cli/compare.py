@@ -7,11 +7,12 @@ import sys
 import click
 
 from .. import api
+from ..batch import unique_metrics
 from ..errors import MedoptError
+from ..io.paths import check_output_file
 from ..io.results import FORMATS, format_rows, mean, write_rows
-from ..io.trec import pair_topics, read_qrels, read_run, run_names
-from ..metrics import parse_metric
-from .common import main, method_options, metric_option, parse_limits
+from ..io.trec import judged_topics, pair_topics, read_qrels, read_run, run_names
+from .common import judged_only_option, main, method_options, metric_option, parse_limits, warn
 
 COMPARE_COLUMNS = ("run_a", "run_b", "topic", "metric", "med", "direction", "certified", "upper_bound",
                    "method", "seconds")
@@ -25,27 +26,32 @@ COMPARE_COLUMNS = ("run_a", "run_b", "topic", "metric", "med", "direction", "cer
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="csv", show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Output file (default: stdout).")
 @click.option("--honour-rank", is_flag=True, help="Order by the rank column instead of trec_eval's score order.")
+@judged_only_option
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when stderr is a terminal).")
 def compare(run_a, run_b, qrels, metrics, method, solver, time_limit, max_grade, pad, residual, strategy, at_most,
-            at_least, fmt, output, honour_rank, progress):
+            at_least, fmt, output, honour_rank, judged_only, progress):
     """MED between RUN_A and RUN_B for every common topic and metric, then the mean (topic 'all')."""
     from tqdm import tqdm
 
-    parsed = [parse_metric(m) for m in metrics]
+    parsed = unique_metrics(metrics, warn)
     limits = parse_limits(at_most, at_least)
+    if output:
+        check_output_file(output, "-o")
     first, second = read_run(run_a, honour_rank=honour_rank), read_run(run_b, honour_rank=honour_rank)
     judgments = read_qrels(qrels) if qrels else {}
     name_a, name_b = run_names(first, second)
     topics = pair_topics(first, second)
     for side, only in (("RUN_A", topics.only_a), ("RUN_B", topics.only_b)):
         if only:
-            click.echo(f"medopt: warning: {len(only)} topic(s) only in {side}, skipped: {' '.join(only[:10])}"
-                       f"{' ...' if len(only) > 10 else ''}", err=True)
+            warn(f"{len(only)} topic(s) only in {side}, skipped: {' '.join(only[:10])}{' ...' if len(only) > 10 else ''}")
     if not topics.common:
         raise MedoptError(f"{run_a} and {run_b} have no topic in common")
+    common, notes = judged_topics(topics.common, judgments, qrels, judged_only=judged_only)
+    for note in notes:
+        warn(note)
     rows, per_metric = [], {str(m): [] for m in parsed}
     show = sys.stderr.isatty() if progress is None else progress
-    work = [(t, m) for t in topics.common for m in parsed]
+    work = [(t, m) for t in common for m in parsed]
     for topic, metric in tqdm(work, disable=not show, unit="med", desc="compare"):
         try:
             result = api.med(metric, first.rankings[topic], second.rankings[topic], judgments.get(topic, {}),

@@ -5,9 +5,11 @@ from __future__ import annotations
 import click
 
 from ..batch import FAST_ROWS_PER_TASK, INSTANCE_ROWS_PER_TASK, Settings, run_matrix
-from ..plots import plot_heatmap
-from ..store import export_results
-from .common import main, method_options, metric_option, parse_limits
+from ..io.paths import check_output_file
+from ..plots import check_image_outputs, plot_heatmap
+from ..store import export_format, export_results
+from .common import judged_only_option, main, method_options, metric_option, parse_limits, warn
+
 
 @main.command("matrix")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
@@ -21,6 +23,10 @@ from .common import main, method_options, metric_option, parse_limits
 @click.option("--store", type=click.Path(dir_okay=False), default="medopt-matrix.sqlite", show_default=True,
               help="SQLite results store; rows are committed as they finish.")
 @click.option("--resume", is_flag=True, help="Continue the job in --store, computing only the rows it lacks.")
+@click.option("--retry-timeouts", "retry", is_flag=True,
+              help="With --resume: compute again the rows stored uncertified (time limit reached, solver stopped "
+                   "early), e.g. under a larger --time-limit or another --solver.")
+@judged_only_option
 @click.option("--fast-path/--no-fast-path", default=True, show_default=True,
               help="Array kernels for P, DCG, SDCG, RBP, nDCG@k (closed form / Alg. 1).")
 @click.option("--chunk-size", type=click.IntRange(min=1), default=None,
@@ -32,23 +38,29 @@ from .common import main, method_options, metric_option, parse_limits
 @click.option("--honour-rank", is_flag=True, help="Order by the rank column instead of trec_eval's score order.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
 def matrix_command(runs, qrels, metrics, method, solver, time_limit, max_grade, pad, residual, strategy, at_most,
-                   at_least, jobs, engine, scheduler, store, resume, fast_path, chunk_size, output, heatmap,
-                   honour_rank, progress):
+                   at_least, jobs, engine, scheduler, store, resume, retry, judged_only, fast_path, chunk_size,
+                   output, heatmap, honour_rank, progress):
     """MED for every unordered pair of RUNS x every common topic x every metric, into a results store.
 
-    Stop it at any time (Ctrl-C, or kill): rerun with --resume and it completes the job.
+    Stop it at any time (Ctrl-C, SIGTERM, or kill): rerun with --resume and it completes the job.
+    Inputs and output paths are checked before the store is created: a job that fails leaves no store.
     """
-
     settings = Settings(method=method, solver=solver, time_limit=time_limit, max_grade=max_grade, pad=pad,
                         residual=residual, limits=tuple(parse_limits(at_most, at_least)),
                         strategy=None if strategy == "auto" else strategy, fast=fast_path)
+    if output:  # checked now: not after an hour of computing
+        export_format(output)
+        check_output_file(output, "-o")
+    if heatmap:
+        check_image_outputs([heatmap], "--heatmap")
     report = run_matrix(list(runs), list(metrics), qrels=qrels, store=store, settings=settings, engine=engine,
-                        jobs=jobs, scheduler=scheduler, resume=resume, honour_rank=honour_rank, progress=progress,
-                        fast_rows=chunk_size or FAST_ROWS_PER_TASK, instance_rows=chunk_size or INSTANCE_ROWS_PER_TASK)
+                        jobs=jobs, scheduler=scheduler, resume=resume, retry=retry, judged_only=judged_only,
+                        honour_rank=honour_rank, progress=progress, fast_rows=chunk_size or FAST_ROWS_PER_TASK,
+                        instance_rows=chunk_size or INSTANCE_ROWS_PER_TASK, warn=warn)
     if report.one_sided:
-        click.echo(f"medopt: warning: {report.one_sided} (pair, topic) combination(s) skipped: the topic is in "
-                   "only one run of the pair", err=True)
-    click.echo(f"medopt: {report.computed} MED(s) computed, {report.stored_before} already stored; "
+        warn(f"{report.one_sided} (pair, topic) combination(s) skipped: the topic is in only one run of the pair")
+    again = f" ({report.retried} of them again: stored uncertified)" if report.retried else ""
+    click.echo(f"medopt: {report.computed} MED(s) computed{again}, {report.stored_before} already stored; "
                f"{len(report.runs)} runs, {len(report.metrics)} metric(s), {report.seconds:.2f} s -> {store}",
                err=True)
     if output:
@@ -68,6 +80,5 @@ def matrix_command(runs, qrels, metrics, method, solver, time_limit, max_grade, 
               help="Include the assignment column (JSON of the unjudged documents set relevant).")
 def export_results_command(store, output, fmt, assignment):
     """Write the rows of a matrix results store to CSV, TSV, JSON lines or parquet."""
-
     count = export_results(store, output, fmt, with_assignment=assignment)
     click.echo(f"medopt: wrote {count} rows to {output}", err=True)

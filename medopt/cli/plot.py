@@ -27,13 +27,16 @@ from .common import main
 def plot_command(runs, kind, store, metrics, qrels, fractions, seed, jobs, outputs):
     """Plots of MED results: from a matrix store, or (judged-fraction) computed from runs and qrels."""
 
+    plots.check_image_outputs(outputs)  # before any work: the suffix, and a place the file can be written
     if kind == "judged-fraction":
         if len(runs) < 2 or not qrels or len(metrics) != 1:
             raise MedoptError("--kind judged-fraction needs two or more RUNS, --qrels and one -m METRIC")
         try:
             percents = [float(p) for p in fractions.split(",") if p.strip()]
         except ValueError:
-            raise MedoptError(f"--fractions {fractions!r}: expected percentages like 0,25,50,75,100") from None
+            percents = []
+        if not percents or not all(0 <= p <= 100 for p in percents):  # (NaN is not between 0 and 100)
+            raise MedoptError(f"--fractions {fractions!r}: expected percentages like 0,25,50,75,100")
         plots.plot_judged_fraction(list(runs), qrels, metrics[0], list(outputs), percents=percents, seed=seed,
                                    jobs=jobs)
     else:
