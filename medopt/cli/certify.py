@@ -73,7 +73,7 @@ def certify_command(runs, qrels, metrics, heuristics, solver, time_limit, max_gr
             raise MedoptError("--peer needs the RUNS the peer compared")
         rows, summary = peer_check(peer, read_runs(runs, honour_rank), judgments, settings, show_progress, _warn)
         if out_dir:
-            out_dir.mkdir(parents=True, exist_ok=True)
+            out_dir.mkdir(exist_ok=True)
             write_rows(rows, PEER_COLUMNS, "csv", out_dir / "peer.csv")
             write_rows(summary, PEER_SUMMARY_COLUMNS, "csv", out_dir / "peer_summary.csv")
         click.echo(format_table(summary, PEER_SUMMARY_COLUMNS), nl=False)
@@ -108,7 +108,7 @@ def certify_command(runs, qrels, metrics, heuristics, solver, time_limit, max_gr
         rows += case_rows
         found += case_found
     if out_dir:
-        out_dir.mkdir(parents=True, exist_ok=True)
+        out_dir.mkdir(exist_ok=True)
     for number, (row, data) in enumerate(found, start=1):
         if out_dir:
             row["counterexample"] = save_counterexample(data, out_dir, number).name

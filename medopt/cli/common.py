@@ -109,6 +109,7 @@ class OneLineErrors:
         return one_line_errors(super().invoke, ctx)
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        prog_name = prog_name or "medopt"  # not "python -m medopt.cli" in messages
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         previous = None

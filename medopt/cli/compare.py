@@ -41,11 +41,13 @@ def compare(run_a, run_b, qrels, metrics, method, solver, time_limit, max_grade,
     judgments = read_qrels(qrels) if qrels else {}
     name_a, name_b = run_names(first, second)
     topics = pair_topics(first, second)
+    if not topics.common:
+        raise MedoptError(f"{run_a} and {run_b} have no topic in common ({run_a}: {' '.join(topics.only_a[:5])}"
+                          f"{' ...' if len(topics.only_a) > 5 else ''}; {run_b}: {' '.join(topics.only_b[:5])}"
+                          f"{' ...' if len(topics.only_b) > 5 else ''})")
     for side, only in (("RUN_A", topics.only_a), ("RUN_B", topics.only_b)):
         if only:
             warn(f"{len(only)} topic(s) only in {side}, skipped: {' '.join(only[:10])}{' ...' if len(only) > 10 else ''}")
-    if not topics.common:
-        raise MedoptError(f"{run_a} and {run_b} have no topic in common")
     common, notes = judged_topics(topics.common, judgments, qrels, judged_only=judged_only)
     for note in notes:
         warn(note)

@@ -42,17 +42,18 @@ def check_output_file(path, what: str = "") -> None:
 
 
 def check_output_directory(path, what: str = "") -> None:
-    """Refuse an output directory that cannot be made or written (it is created only when written to):
-    a file in its place, or a nearest existing ancestor that is not a writable directory."""
+    """Refuse an output directory that cannot be made or written (it is made only when written to, as
+    ``mkdir`` would: its parent must exist): a file in its place, a missing or unwritable parent."""
     path = Path(path)
     shown = f"{what} {path}".strip()
-    if path.exists() and not path.is_dir():
-        raise MedoptError(f"{shown}: exists and is not a directory")
-    existing = path
-    while not existing.exists():
-        if existing.parent == existing:
-            break
-        existing = existing.parent
-    if not existing.is_dir():
-        raise MedoptError(f"{shown}: {existing} is not a directory")
-    _probe(existing, shown)
+    if path.exists():
+        if not path.is_dir():
+            raise MedoptError(f"{shown}: exists and is not a directory")
+        _probe(path, shown)
+        return
+    parent = path.parent
+    if not parent.exists():
+        raise MedoptError(f"{shown}: no such directory: {parent}")
+    if not parent.is_dir():
+        raise MedoptError(f"{shown}: {parent} is not a directory")
+    _probe(parent, shown)
