@@ -56,9 +56,11 @@ def _pool_task(task: list) -> list:
 
 
 def _stop(pool) -> None:
+    """Stop a pool now: its workers terminated, then its manager thread joined (quick once the workers are
+    gone; a thread left running could hold a lock while this process forks its next pool)."""
     for process in list((getattr(pool, "_processes", None) or {}).values()):
         process.terminate()
-    pool.shutdown(wait=False, cancel_futures=True)
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def read_runs(paths, *, honour_rank: bool = False, jobs: int = 1) -> list:
