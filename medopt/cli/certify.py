@@ -81,8 +81,8 @@ def certify_command(runs, qrels, metrics, heuristics, solver, time_limit, max_gr
     if not metrics:
         raise MedoptError("say which metric(s) to certify with -m (e.g. -m AP@10)")
     if generate:
-        if runs or qrels:
-            raise MedoptError("--generate makes its own instances: drop RUNS and --qrels")
+        if runs or qrels or judged_only:
+            raise MedoptError("--generate makes its own instances: drop RUNS, --qrels and --judged-topics-only")
         cases = cases_from_generator(generate, seed=seed, k=depth, max_grade=max_grade,
                                      judged_fraction=judged_fraction, max_unjudged=max_unjudged)
     else:
