@@ -1,0 +1,433 @@
+"""Adversarial certification: search for instances where a heuristic falls short of MED.
+
+Random instances rarely break a good heuristic: Moffat's eq. 13 greedy for AP missed on none of
+about 2.5 million random ones, yet a structured scan breaks it with two unjudged documents
+(docs/findings.md).  This search looks where heuristics break:
+
+* **structured starts** -- pairs and triples of shared unjudged documents placed closer together in
+  one list than in the other (the shape whose interaction term a one-flip rule cannot see),
+  near-permutations (a few swaps or one moved block), judged relevant documents outside both lists
+  (they raise R), short lists, and plain random instances;
+* **local search** from each start -- mutations of ranks (swaps, moves), judgments (judged or not,
+  grades) and of the number of relevant documents outside the lists -- keeping a mutation that
+  does not lower the heuristic's relative gap 1 - heuristic / MED (plateau moves included: a walk
+  on ties is how a search leaves a region where the heuristic is exact);
+* a **budget** in instances evaluated or seconds, and a **seed**: the same seed and instance budget
+  give the same instances, the same misses and the same files.
+
+Each point is scored by the heuristic and by brute-force enumeration (kept small enough for it:
+at most ``max_unjudged`` unjudged documents).  A point where the heuristic falls short is then
+certified like any ``medopt certify`` case: the exact solver must certify the maximum (SPEC 5),
+and the miss is saved as a counterexample JSON that replays.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from dataclasses import dataclass, field, replace
+
+from .. import api
+from ..errors import MedoptError
+from ..heuristics.greedy import SumOfPrecisions, greedy_path
+from ..instance import build_instance
+from ..metrics import parse_metric
+from ..result import TOLERANCE
+from .certify import Case, Heuristic, Settings, certify_case
+
+GENERATORS = ("permuted-pair", "shared-pair", "shared-triple", "near-permutation", "short-lists", "random")
+STEPS_PER_START = 40   # local search steps from a start that is (or reaches) a miss
+PROBE_STEPS = 2        # from any other start
+# starts for heuristics whose misses have a known shape (docs/findings.md); others cycle through all
+FAVOURED = {"greedy": ("permuted-pair", "permuted-pair", "permuted-pair", "shared-pair")}
+OUTSIDE_MAX = 5  # relevant documents outside the lists: at most this many times k
+TEMPERATURE = 0.01  # of the annealing on the margin: a step 0.01 worse is taken at first with probability 1/e
+
+
+@dataclass(frozen=True)
+class Point:
+    """One instance of the search: two rankings, judgments, and relevant documents outside both lists."""
+
+    a: tuple
+    b: tuple
+    judged: tuple          # ((doc, grade), ...) for documents of the lists
+    outside: int           # judged documents of grade ``rel`` (or the top grade) in neither list
+    max_grade: int
+
+    def judgments(self, outside_grade: int) -> dict:
+        judgments = dict(self.judged)
+        judgments.update({f"out{i}": outside_grade for i in range(self.outside)})
+        return judgments
+
+    def unjudged(self) -> list:
+        judged = dict(self.judged)
+        return [d for d in dict.fromkeys(self.a + self.b) if d not in judged]
+
+    def size(self) -> tuple:
+        """Smaller is simpler: documents in the lists, then unjudged ones, then outside ones."""
+        return (len(set(self.a) | set(self.b)), len(self.unjudged()), self.outside)
+
+
+@dataclass
+class Miss:
+    point: Point
+    heuristic_value: float
+    exact_value: float
+    row: dict = field(default_factory=dict)       # certify_case's row (exact solver's verdict)
+    counterexample: dict = field(default_factory=dict)
+
+    @property
+    def relative_gap(self) -> float:
+        return 1.0 - self.heuristic_value / self.exact_value if self.exact_value > 0 else 0.0
+
+
+@dataclass
+class SearchReport:
+    metric: str
+    heuristic: str
+    seed: int
+    evaluated: int = 0
+    skipped: int = 0                  # points the heuristic or the oracle refused
+    found: int = 0                    # distinct points where the heuristic fell short of enumeration
+    misses: list = field(default_factory=list)
+    seconds: float = 0.0
+
+    def worst(self) -> Miss | None:
+        return max(self.misses, key=lambda m: (m.relative_gap, -sum(m.point.size())), default=None)
+
+    def smallest(self) -> Miss | None:
+        return min(self.misses, key=lambda m: (m.point.size(), -m.relative_gap), default=None)
+
+
+# ---------------------------------------------------------------------------
+# structured starts
+
+
+class Generator:
+    """Seeded structured instances at depth k (``grades``: the grades a judged document may have)."""
+
+    def __init__(self, rng: random.Random, k: int, max_grade: int, max_unjudged: int):
+        self.rng, self.k, self.max_grade, self.max_unjudged = rng, k, max_grade, max_unjudged
+        self.counter = 0
+
+    def fresh(self, count: int) -> list:
+        docs = [f"d{self.counter + i}" for i in range(count)]
+        self.counter += count
+        return docs
+
+    def grade(self) -> int:
+        return self.rng.randint(0, self.max_grade)
+
+    def outside(self) -> int:
+        """Relevant documents outside both lists: none, a few, or many (they raise R, and the
+        greedy's misses grow with them: docs/findings.md)."""
+        return self.rng.choice((0, self.rng.randint(1, self.k), self.rng.randint(self.k, OUTSIDE_MAX * self.k)))
+
+    def point(self, a, b, unjudged, outside=None) -> Point:
+        judged = tuple((d, self.grade()) for d in dict.fromkeys(list(a) + list(b)) if d not in unjudged)
+        if outside is None:
+            outside = self.outside()
+        return Point(tuple(a), tuple(b), judged, outside, self.max_grade)
+
+    def shared(self, count: int) -> Point:
+        """``count`` unjudged documents in both lists, closer together in a than in b, among judged
+        documents that both lists hold in nearly the same order (one or two adjacent swaps), b
+        sometimes with a judged document of its own at the end: the judged parts nearly tie, so the
+        unjudged documents decide, and their interaction is what a one-flip rule cannot see."""
+        rng, k = self.rng, self.k
+        judged, special = self.fresh(k - count), self.fresh(count)
+        first = rng.randrange(max(1, k - count - 1))
+        gaps = [rng.randint(1, 2) for _ in range(count - 1)]
+        a = list(judged)
+        for offset, doc in zip([0] + gaps, special):
+            first += offset
+            a.insert(min(first, len(a)), doc)
+        b = list(judged)
+        for _ in range(rng.randint(1, 2)):
+            i = rng.randrange(len(b) - 1)
+            b[i], b[i + 1] = b[i + 1], b[i]
+        own = self.fresh(1) if rng.random() < 0.6 else []
+        b += own
+        position = a.index(special[0]) + rng.randint(0, 1)
+        for offset, doc in zip([0] + [g + rng.randint(1, 2) for g in gaps], special):
+            position += offset
+            b.insert(min(position, len(b)), doc)
+        b = b[: k]
+        density = rng.uniform(0.2, 0.6)
+        grades = {d: (rng.randint(1, self.max_grade) if rng.random() < density else 0) for d in judged}
+        grades.update({d: rng.randint(1, self.max_grade) if rng.random() < 0.8 else 0 for d in own})
+        outside = self.outside()
+        docs = set(a) | set(b)
+        return Point(tuple(a), tuple(b), tuple((d, g) for d, g in grades.items() if d in docs), outside,
+                     self.max_grade)
+
+    def permuted_pair(self) -> Point:
+        """Two unjudged documents among judged ones in a (one rank short of k), b a permutation of a's
+        documents with a judged document of its own, the later of the two unjudged ranked higher in
+        a than in b, and many relevant documents outside the lists: the family an exhaustive scan
+        at k = 6 found the greedy's misses in (docs/findings.md)."""
+        rng, k = self.rng, self.k
+        a = self.fresh(k - 1)
+        first, second = sorted(rng.sample(range(k - 1), 2))
+        special = {a[first], a[second]}
+        own = self.fresh(1)
+        shuffle = rng.random() < 0.5  # b: any permutation, or a few moves away from a's order
+        while True:
+            b = a + own
+            if shuffle:
+                rng.shuffle(b)
+            else:
+                for _ in range(rng.randint(1, 4)):
+                    b.insert(rng.randrange(len(b)), b.pop(rng.randrange(len(b))))
+            later_b = max(b.index(d) for d in special)
+            if later_b > second:  # the pair's interaction 1/r_a - 1/r_b is positive
+                break
+        density = rng.uniform(0.15, 0.45)
+        grades = {d: (rng.randint(1, self.max_grade) if rng.random() < density else 0) for d in a if d not in special}
+        grades[own[0]] = rng.randint(1, self.max_grade)
+        outside = rng.randint(self.k, OUTSIDE_MAX * self.k)
+        return Point(tuple(a), tuple(b), tuple(grades.items()), outside, self.max_grade)
+
+    def near_permutation(self) -> Point:
+        rng, k = self.rng, self.k
+        a = self.fresh(k)
+        b = list(a)
+        for _ in range(rng.randint(1, 3)):
+            if rng.random() < 0.5:
+                i = rng.randrange(k - 1)
+                b[i], b[i + 1] = b[i + 1], b[i]
+            else:
+                i, j = rng.randrange(k), rng.randrange(k)
+                b.insert(j, b.pop(i))
+        unjudged = set(rng.sample(a, min(k, rng.randint(2, self.max_unjudged))))
+        return self.point(a, b, unjudged)
+
+    def short_lists(self) -> Point:
+        rng, k = self.rng, self.k
+        pool = self.fresh(k + 2)
+        a = rng.sample(pool, rng.randint(2, max(2, k - 1)))
+        b = rng.sample(pool, rng.randint(2, max(2, k - 1)))
+        docs = list(dict.fromkeys(a + b))
+        unjudged = set(rng.sample(docs, min(len(docs), rng.randint(1, self.max_unjudged))))
+        return self.point(a, b, unjudged)
+
+    def random(self) -> Point:
+        rng, k = self.rng, self.k
+        pool = self.fresh(rng.randint(k, 2 * k))
+        a, b = rng.sample(pool, k), rng.sample(pool, min(len(pool), k + rng.randint(-2, 2)))
+        docs = list(dict.fromkeys(a + b))
+        unjudged = set(rng.sample(docs, min(len(docs), rng.randint(1, self.max_unjudged))))
+        return self.point(a, b, unjudged)
+
+    def start(self, name: str) -> Point:
+        if name == "permuted-pair":
+            return self.permuted_pair()
+        if name == "shared-pair":
+            return self.shared(2)
+        if name == "shared-triple":
+            return self.shared(3)
+        if name == "near-permutation":
+            return self.near_permutation()
+        if name == "short-lists":
+            return self.short_lists()
+        return self.random()
+
+    # -- local moves ---------------------------------------------------------------
+    def mutate(self, point: Point) -> Point:
+        rng = self.rng
+        a, b, judged = list(point.a), list(point.b), dict(point.judged)
+        move = rng.randrange(7)
+        if move == 0 and len(a) > 1:                        # swap two ranks of a
+            i, j = rng.sample(range(len(a)), 2)
+            a[i], a[j] = a[j], a[i]
+        elif move == 1 and len(b) > 1:                      # swap two ranks of b
+            i, j = rng.sample(range(len(b)), 2)
+            b[i], b[j] = b[j], b[i]
+        elif move == 2 and b:                               # move a document within b
+            b.insert(rng.randrange(len(b)), b.pop(rng.randrange(len(b))))
+        elif move == 3:                                     # a document judged / unjudged
+            doc = rng.choice(list(dict.fromkeys(a + b)))
+            if doc in judged:
+                if len(point.unjudged()) < self.max_unjudged:
+                    del judged[doc]
+            else:
+                judged[doc] = self.grade()
+        elif move == 4 and judged:                          # another grade for a judged document
+            judged[rng.choice(list(judged))] = self.grade()
+        elif move == 5:                                     # relevant documents outside the lists
+            change = rng.choice((-2, -1, 1, 2, point.outside, -(point.outside // 2)))
+            return replace(point, outside=min(OUTSIDE_MAX * self.k, max(0, point.outside + change)))
+        elif move == 6 and b:                               # a document of a into b, or a new one
+            i = rng.randrange(len(b))
+            choices = [d for d in a if d not in b]
+            b[i] = rng.choice(choices) if choices and rng.random() < 0.5 else self.fresh(1)[0]
+            if b[i] not in judged and b[i] not in a and len(point.unjudged()) >= self.max_unjudged:
+                judged[b[i]] = self.grade()
+        docs = set(a) | set(b)
+        return replace(point, a=tuple(a), b=tuple(b), judged=tuple((d, g) for d, g in judged.items() if d in docs))
+
+
+# ---------------------------------------------------------------------------
+# the search
+
+
+def two_change_slack(instance, assignment: dict, value: float) -> float:
+    """How close the heuristic's answer is to being beaten by changing one or two grades of it: the
+    largest |M(A) - M(B)| over the assignments that differ from ``assignment`` in one or two
+    documents and do not score the same, minus ``value`` (-1 when every change scores the same).
+    Positive: a miss within two changes; the closer to 0 from below, the nearer the point is to one.
+    This is what the search climbs on a plateau where the heuristic is still exact (the greedy's
+    misses are pairs whose interaction it cannot see)."""
+    docs = list(instance.unjudged)
+    grades = range(instance.max_grade + 1)
+    base = {d: assignment.get(d, 0) for d in docs}
+    best = -1.0
+
+    def offer(changed):
+        nonlocal best
+        reached = max(instance.differences(changed).values())
+        if abs(reached - value) > 1e-12:
+            best = max(best, reached - value)
+
+    for i, d in enumerate(docs):
+        for g in grades:
+            if g != base[d]:
+                changed = dict(base)
+                changed[d] = g
+                offer(changed)
+                for e in docs[i + 1:]:
+                    for h in grades:
+                        if h != base[e]:
+                            offer({**changed, e: h})
+    return best
+
+
+def greedy_pair_margin(instance, value: float) -> float:
+    """The greedy's margin against a pair: where eq. 13's greedy stops, no single document left
+    non-relevant raises SP(X) - SP(Y); the margin is the largest change of the answer, over the pairs
+    of those documents, when both become relevant, times the new R (pairs that change nothing left out; -1 when every
+    pair does).  Positive exactly when such a pair raises the answer: a miss.  Below 0, how far the
+    instance is from one; the search climbs it where the greedy is still exact."""
+    best = -1.0
+    for direction in ("a", "b"):
+        problem = SumOfPrecisions(instance, direction)
+        if problem.relevant_grade is None:
+            continue
+        greedy_path(problem)  # leaves the problem at the greedy's last state
+        docs = [d for d in problem.docs if not problem.on[d]]
+        for i, d in enumerate(docs):
+            for e in docs[i + 1:]:
+                problem.flip(d)
+                problem.flip(e)
+                # in numerator units (times the new R): relevant documents outside the lists shrink
+                # every change of the ratio, and the search must not climb by adding them
+                change = (problem.value() - value) * max(problem.relevant_count, 1)
+                problem.flip(d)
+                problem.flip(e)
+                if abs(change) > 1e-15:
+                    best = max(best, change)
+    return best
+
+
+MARGINS = {"greedy": lambda instance, result: greedy_pair_margin(instance, result.value)}
+
+
+def objective(scored: tuple) -> float:
+    """What the search climbs: 1 + the relative gap at a miss, else the heuristic's margin (<= 0)."""
+    relative, gap, margin = scored[:3]
+    return 1.0 + relative if gap > 0 else min(margin, 0.0)
+
+
+def search(metric, heuristic: Heuristic, *, k: int, seed: int = 0, budget: int | None = 2000,
+           seconds: float | None = None, max_unjudged: int | None = None, max_grade: int | None = None,
+           generators=GENERATORS, settings: Settings = Settings(), keep: int = 50) -> SearchReport:
+    """Local search from structured starts for points where ``heuristic`` falls short of MED.
+
+    ``budget`` counts points evaluated (heuristic and enumeration), ``seconds`` bounds the wall time;
+    the search stops at the first of the two.  Each miss is certified with the exact solver
+    (certify_case) and kept with its counterexample; at most ``keep`` misses are kept, the worst
+    relative gaps first (a miss is only kept when its exact value is certified)."""
+    metric = parse_metric(metric)
+    if not heuristic.applies(metric):
+        raise MedoptError(f"heuristic {heuristic} does not compute MED for {metric}")
+    if budget is None and seconds is None:
+        raise MedoptError("the search needs a budget: points (budget) or seconds")
+    if max_grade is None:
+        max_grade = max(1, metric.p("rel")) if metric.binary else 2
+    if max_unjudged is None:
+        max_unjudged = 10 if max_grade == 1 else 6
+    outside_grade = max(metric.p("rel"), 1) if metric.binary else max_grade
+    rng = random.Random(seed)
+    generator = Generator(rng, k, max_grade, max_unjudged)
+    report = SearchReport(str(metric), str(heuristic), seed)
+    started = time.perf_counter()
+    found = {}  # point -> Miss (the same point reached twice counts once)
+
+    def exhausted() -> bool:
+        return (budget is not None and report.evaluated >= budget) or (
+            seconds is not None and time.perf_counter() - started >= seconds)
+
+    def relative(point: Point):
+        """(relative gap, gap, slack, heuristic value, MED) of a point; None when a method refuses it."""
+        judgments = generator_judgments(point)
+        report.evaluated += 1
+        try:
+            found = api.med(metric, point.a, point.b, judgments, max_grade=point.max_grade,
+                            method=heuristic.name, **heuristic.options)
+            oracle = api.med(metric, point.a, point.b, judgments, max_grade=point.max_grade,
+                             method="enumerate").value
+        except MedoptError:
+            report.skipped += 1
+            return None
+        gap = oracle - found.value
+        gap = gap if gap > TOLERANCE else 0.0  # rounding noise must not outrank the slack
+        instance = build_instance(metric, point.a, point.b, judgments, max_grade=point.max_grade)
+        margin = MARGINS.get(heuristic.name)
+        slack = margin(instance, found) if margin else two_change_slack(instance, found.assignment, found.value)
+        return (gap / oracle if oracle > TOLERANCE else 0.0), gap, slack, found.value, oracle
+
+    def generator_judgments(point: Point) -> dict:
+        return point.judgments(outside_grade)
+
+    order = FAVOURED.get(heuristic.name, tuple(generators)) if generators == GENERATORS else tuple(generators)
+    starts = 0
+    while not exhausted():
+        point = generator.start(order[starts % len(order)])
+        starts += 1
+        current = relative(point)
+        if current is None:
+            continue
+        # a few probing steps around every start; a full local search once a miss is in hand
+        steps, step = (STEPS_PER_START if current[1] > TOLERANCE else PROBE_STEPS), 0
+        while step < steps and not exhausted():
+            if current[1] > TOLERANCE:
+                steps = STEPS_PER_START
+                if point not in found:
+                    found[point] = Miss(point, current[3], current[4])
+            candidate = generator.mutate(point)
+            scored = relative(candidate)
+            step += 1
+            if scored is None:
+                continue
+            # annealing on one number: a miss by its relative gap (above 1), else the margin (<= 0)
+            temperature = TEMPERATURE * (1.0 - step / steps) + 1e-9
+            loss = objective(current) - objective(scored)
+            if loss <= 0 or rng.random() < math.exp(-loss / temperature):
+                point, current = candidate, scored
+        if current[1] > TOLERANCE and point not in found:
+            found[point] = Miss(point, current[3], current[4])
+    report.found = len(found)
+    report.seconds = time.perf_counter() - started
+    ranked = sorted(found.values(), key=lambda m: (-m.relative_gap, m.point.size()))
+    smallest = min(found.values(), key=lambda m: (m.point.size(), -m.relative_gap), default=None)
+    chosen = ranked[:keep] + ([smallest] if smallest is not None and smallest not in ranked[:keep] else [])
+    for number, miss in enumerate(chosen):
+        case = Case("A", "B", f"search{seed}-{number}", miss.point.a, miss.point.b,
+                    generator_judgments(miss.point), miss.point.max_grade,
+                    {"search": {"seed": seed, "k": k, "metric": str(metric), "heuristic": str(heuristic)}})
+        rows, counterexamples = certify_case(case, metric, [heuristic], settings)
+        if rows and rows[0]["verdict"] in ("miss", "above") and counterexamples:
+            miss.row, miss.counterexample = rows[0], counterexamples[0][1]
+            report.misses.append(miss)
+    return report
