@@ -1,0 +1,112 @@
+"""Adversarial certification (medopt.campaigns.search) and the greedy counterexamples it exists for.
+
+The 8-document instance below is where Moffat's eq. 13 greedy misses MED-AP: each of the two
+unjudged documents lowers SP(a) - SP(b) on its own, together they raise it.  The second one, found
+by the search, has judged parts that tie exactly: the greedy returns 0 while MED > 0, so its
+relative gap reaches 1.  Both are checked against an independent brute force in exact fractions.
+"""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+
+import pytest
+
+import medopt
+from medopt.campaigns.certify import Case, Heuristic, certify_case
+from medopt.campaigns.counterexamples import check_counterexample
+from medopt.campaigns.search import Generator, search
+
+ISSUE_A = ["d1", "d4", "d7", "d5", "d8", "d6", "d2"]
+ISSUE_B = ["d4", "d1", "d5", "d7", "d2", "d6", "d8", "d3"]
+ISSUE_JUDGED = {"d1": 1, "d2": 1, "d3": 1, "d4": 0, "d5": 0, "d6": 0}  # d7, d8 unjudged
+
+TIED_A = ["A", "B", "C", "D", "E", "F", "G"]
+TIED_B = ["D", "A", "G", "C", "H", "E", "B", "F"]
+TIED_JUDGED = {"A": 1, "B": 0, "D": 0, "E": 1, "G": 0, "H": 1, "out0": 1, "out1": 1, "out2": 1}  # C, F unjudged
+
+
+def ap_fraction(ranking, relevant: set, k: int) -> Fraction:
+    """AP@k in exact fractions (trec_eval's normalisation by R), written from SPEC 3 alone."""
+    found, total = 0, Fraction(0)
+    for rank, doc in enumerate(ranking[:k], start=1):
+        if doc in relevant:
+            found += 1
+            total += Fraction(found, rank)
+    return total / len(relevant) if relevant else Fraction(0)
+
+
+def brute_force_med(a, b, judged: dict, k: int) -> Fraction:
+    unjudged = [d for d in dict.fromkeys(a[:k] + b[:k]) if d not in judged]
+    best = Fraction(0)
+    for grades in itertools.product((0, 1), repeat=len(unjudged)):
+        relevant = {d for d, g in judged.items() if g >= 1} | {d for d, g in zip(unjudged, grades) if g}
+        best = max(best, abs(ap_fraction(a, relevant, k) - ap_fraction(b, relevant, k)))
+    return best
+
+
+@pytest.mark.parametrize("a, b, judged, heuristic_value, med", [
+    (ISSUE_A, ISSUE_B, ISSUE_JUDGED, Fraction(1, 280), Fraction(1, 120)),
+    (TIED_A, TIED_B, TIED_JUDGED, Fraction(0), Fraction(1, 192)),
+])
+def test_greedy_misses_and_certify_flags_it(a, b, judged, heuristic_value, med):
+    assert brute_force_med(a, b, judged, 8) == med
+    greedy = medopt.med("AP@8", a, b, judged, method="greedy")
+    assert greedy.value == pytest.approx(float(heuristic_value), abs=1e-12) and not greedy.certified
+    for solver in ("highs", "cpsat"):
+        exact = medopt.med("AP@8", a, b, judged, method="exact", solver=solver)
+        assert exact.certified and exact.value == pytest.approx(float(med), abs=1e-12)
+    assert medopt.med("AP@8", a, b, judged, method="enumerate").value == pytest.approx(float(med), abs=1e-12)
+    rows, found = certify_case(Case("a", "b", "t", tuple(a), tuple(b), dict(judged), 1), "AP@8", [Heuristic("greedy")])
+    assert rows[0]["verdict"] == "miss" and rows[0]["gap"] == pytest.approx(float(med - heuristic_value), abs=1e-12)
+    assert found and check_counterexample(found[0][1]).ok
+    # the pair look-ahead sees the interaction the greedy cannot
+    assert medopt.med("AP@8", a, b, judged, method="greedy-pairs").value == pytest.approx(float(med), abs=1e-12)
+
+
+def test_norm_min_is_missed_the_same_way():
+    greedy = medopt.med("AP(norm=min)@8", ISSUE_A, ISSUE_B, ISSUE_JUDGED, method="greedy")
+    exact = medopt.med("AP(norm=min)@8", ISSUE_A, ISSUE_B, ISSUE_JUDGED, method="exact")
+    assert exact.certified and exact.value > greedy.value + 1e-4
+
+
+def test_search_reproduces_a_greedy_miss_from_a_fixed_seed():
+    """Within 60 s on 2 cores: 20,000 points take about 10 s here."""
+    first = search("AP@6", Heuristic("greedy"), k=6, seed=0, budget=20_000, keep=3)
+    assert first.evaluated == 20_000 and first.misses
+    for miss in first.misses:
+        assert miss.row["verdict"] == "miss" and miss.row["exact_certified"]
+        assert miss.exact_value - miss.heuristic_value > 1e-9
+        assert check_counterexample(miss.counterexample).ok
+    again = search("AP@6", Heuristic("greedy"), k=6, seed=0, budget=20_000, keep=3)
+    assert [m.point for m in again.misses] == [m.point for m in first.misses]  # the seed reproduces the search
+
+
+def test_search_finds_tc_err_and_alg1_misses_and_nothing_for_an_exact_method():
+    for heuristic, metric in ((Heuristic("tc-err", (("p", 1),)), "ERR@5"), (Heuristic("alg1"), "nDCG@5")):
+        report = search(metric, heuristic, k=5, seed=1, budget=1500, keep=2)
+        assert report.misses, (heuristic, metric)
+        assert all(m.row["exact_certified"] and m.exact_value > m.heuristic_value for m in report.misses)
+    closed = search("P@5", Heuristic("closed-form"), k=5, seed=1, budget=300)
+    assert closed.found == 0 and not closed.misses  # the closed form is exact: nothing to find
+
+
+def test_search_needs_a_budget_and_a_matching_heuristic():
+    with pytest.raises(medopt.MedoptError, match="budget"):
+        search("AP@5", Heuristic("greedy"), k=5, budget=None, seconds=None)
+    with pytest.raises(medopt.MedoptError, match="does not compute"):
+        search("ERR@5", Heuristic("greedy"), k=5, budget=10)
+
+
+def test_generator_points_stay_within_bounds():
+    import random
+    generator = Generator(random.Random(3), 7, 1, 6)
+    for name in ("permuted-pair", "shared-pair", "shared-triple", "near-permutation", "short-lists", "random"):
+        for _ in range(30):
+            point = generator.start(name)
+            for _ in range(10):
+                point = generator.mutate(point)
+                assert len(point.unjudged()) <= 6  # small enough for the enumeration oracle
+                assert len(set(point.a)) == len(point.a) and len(set(point.b)) == len(point.b)
+                assert {d for d, _ in point.judged} <= set(point.a) | set(point.b)
