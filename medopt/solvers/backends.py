@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import MedoptError
 from ..modeling.matrix import ColumnValues, MatrixModel, compile_model
-
+from .stoppable import HighsInterrupt, SolverOverran, run_stoppable
 
 
 @dataclass(frozen=True)
@@ -131,7 +131,29 @@ def _highs(matrix: MatrixModel, time_limit: float | None):
     lp.integrality_ = [highspy.HighsVarType.kInteger if i else highspy.HighsVarType.kContinuous
                        for i in matrix.integer]
     h.passModel(lp)
+    # Ctrl-C stops h's runs, and its time limit holds (_run), except for a small LP: it ends within
+    # milliseconds anyway, and a worker thread and interrupt callbacks would cost it several percent
+    small_lp = not matrix.integer.any() and matrix.A.nnz <= INLINE_LP_NONZEROS
+    h.medopt_interrupt = None if small_lp else HighsInterrupt(h)
     return h
+
+
+# an LP with at most this many nonzeros runs in the calling thread, without interrupt callbacks: the
+# Q-measure's box LPs at k = 30 (docs/limits.md#interrupts)
+INLINE_LP_NONZEROS = 50_000
+
+
+def _run(h, time_limit: float | None) -> bool:
+    """``h.run()``, stoppable by Ctrl-C and ended at its time limit (solvers/stoppable.py); False
+    when HiGHS overran its limit and was left to finish (no outcome to read)."""
+    if h.medopt_interrupt is None:
+        h.run()
+        return True
+    try:
+        h.medopt_interrupt.run(h, time_limit)
+    except SolverOverran:
+        return False
+    return True
 
 
 def _highs_outcome(h, matrix: MatrixModel, started: float) -> Outcome:
@@ -158,6 +180,11 @@ def _highs_outcome(h, matrix: MatrixModel, started: float) -> Outcome:
 def solve_highs(matrix: MatrixModel, time_limit: float | None, cutoff: float | None = None) -> Outcome:
     started = time.perf_counter()
     h = _highs(matrix, time_limit)
+    if time_limit is not None:  # passing the model in counts too
+        time_limit = started + time_limit - time.perf_counter()
+        if time_limit <= 0:
+            return Outcome("timeout", math.nan, math.inf, None, time.perf_counter() - started)
+        h.setOptionValue("time_limit", time_limit)
     if cutoff is not None:
         # HiGHS solves a maximisation as the minimisation of -(c.x + offset), and objective_bound
         # is the upper limit on that internal objective: nodes that cannot get below it are
@@ -165,7 +192,8 @@ def solve_highs(matrix: MatrixModel, time_limit: float | None, cutoff: float | N
         h.setOptionValue("objective_bound", -float(cutoff))
     if matrix.basis is not None:
         h.setBasis(matrix.basis)  # a start only: an unusable basis is rejected and the LP runs cold
-    h.run()
+    if not _run(h, time_limit):
+        return Outcome("timeout", math.nan, math.inf, None, time.perf_counter() - started)
     return _highs_outcome(h, matrix, started)
 
 
@@ -219,7 +247,9 @@ class HighsSession:
             h.setBasis(matrix.basis)  # a start only: an unusable basis is rejected and the LP runs cold
         elif same_shape:
             h.clearSolver()  # no start given: cold, not from the last LP's final basis (a different box)
-        h.run()
+        if not _run(h, time_limit):
+            self.h, self.model = None, None  # still running: the next LP gets a fresh instance
+            return Outcome("timeout", math.nan, math.inf, None, time.perf_counter() - started)
         return _highs_outcome(h, matrix, started)
 
 
@@ -244,6 +274,11 @@ def solve_cpsat(matrix: MatrixModel, time_limit: float | None, cutoff: float | N
     coefficients = matrix.A.data
     if not np.allclose(coefficients, np.round(coefficients), rtol=0, atol=1e-12):
         raise MedoptError("CP-SAT needs integral constraint coefficients; this model has others")
+    deadline = None if time_limit is None else started + time_limit  # writing the model counts too
+
+    def out_of_time():
+        return deadline is not None and time.perf_counter() > deadline
+
     model = cp_model.CpModel()
     variables = [model.new_int_var(int(lo), int(hi), f"x{j}") for j, (lo, hi) in
                  enumerate(zip(matrix.lower, matrix.upper))]
@@ -257,6 +292,8 @@ def solve_cpsat(matrix: MatrixModel, time_limit: float | None, cutoff: float | N
     highs = [cp_model.INT_MAX if math.isinf(v) else math.floor(v + 1e-9) for v in matrix.row_upper.tolist()]
     constraints = model.proto.constraints
     for i in range(A.shape[0]):
+        if not i % 4096 and out_of_time():  # millions of rows at depth 1000: seconds of Python
+            return Outcome("timeout", math.nan, math.inf, None, time.perf_counter() - started)
         start, end = indptr[i], indptr[i + 1]
         linear = constraints.add().linear
         linear.vars.extend(indices[start:end])
@@ -284,9 +321,15 @@ def solve_cpsat(matrix: MatrixModel, time_limit: float | None, cutoff: float | N
     solver.parameters.num_workers = 1
     solver.parameters.catch_sigint_signal = False  # Ctrl-C stops the program, never ends a solve as if timed out
     solver.parameters.linearization_level = 2
-    if time_limit is not None:
-        solver.parameters.max_time_in_seconds = float(time_limit)
-    status = solver.solve(model)
+    if deadline is not None:
+        if out_of_time():
+            return Outcome("timeout", math.nan, math.inf, None, time.perf_counter() - started)
+        time_limit = deadline - time.perf_counter()
+        solver.parameters.max_time_in_seconds = time_limit
+    try:  # Ctrl-C stops it, and so does its time limit where CP-SAT overruns it (stoppable.py)
+        status = run_stoppable(lambda: solver.solve(model), solver.stop_search, time_limit)
+    except SolverOverran:
+        return Outcome("timeout", math.nan, math.inf, None, time.perf_counter() - started)
     seconds = time.perf_counter() - started
     if status == cp_model.INFEASIBLE:
         return Outcome("infeasible", math.nan, -math.inf, None, seconds)
