@@ -16,7 +16,8 @@ import pytest
 import medopt
 from medopt.campaigns.certify import Case, Heuristic, certify_case
 from medopt.campaigns.counterexamples import check_counterexample
-from medopt.campaigns.search import Generator, search
+from medopt.campaigns.search import search
+from medopt.campaigns.starts import Generator
 
 ISSUE_A = ["d1", "d4", "d7", "d5", "d8", "d6", "d2"]
 ISSUE_B = ["d4", "d1", "d5", "d7", "d2", "d6", "d8", "d3"]
