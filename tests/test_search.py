@@ -111,3 +111,40 @@ def test_generator_points_stay_within_bounds():
                 assert len(point.unjudged()) <= 6  # small enough for the enumeration oracle
                 assert len(set(point.a)) == len(point.a) and len(set(point.b)) == len(point.b)
                 assert {d for d, _ in point.judged} <= set(point.a) | set(point.b)
+
+
+def test_certify_search_command_reproduces_a_greedy_miss(tmp_path):
+    """``medopt certify --search`` from a fixed seed: a certified greedy miss within 60 s, saved."""
+    import csv
+    import time
+
+    from click.testing import CliRunner
+
+    from medopt.cli import main
+    from medopt.campaigns.counterexamples import load_counterexample
+
+    started = time.perf_counter()
+    result = CliRunner().invoke(main, ["certify", "--search", "-m", "AP@6", "--heuristic", "greedy", "--k", "6",
+                                       "--seed", "0", "--budget", "20000", "--show", "1", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert time.perf_counter() - started < 60
+    rows = list(csv.DictReader((tmp_path / "search.csv").open()))
+    assert rows[0]["heuristic"] == "greedy" and int(rows[0]["certified_misses"]) >= 1
+    saved = sorted(tmp_path.glob("cx*.json"))
+    assert saved and check_counterexample(load_counterexample(saved[0])).ok
+    assert "greedy falls short" in result.output
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["--search", "-m", "AP@5", "--heuristic", "greedy", "runA", "runB"], "--search makes its own instances"),
+    (["-m", "AP@5", "--budget", "10", "--generate", "3"], "--budget and --seconds apply to --search"),
+    (["--search", "--heuristic", "greedy"], "say which metric"),
+    (["--search", "-m", "ERR@5", "--heuristic", "greedy"], "applies to none of the metrics"),
+])
+def test_certify_search_refuses_what_it_cannot_do(arguments, message):
+    from click.testing import CliRunner
+
+    from medopt.cli import main
+
+    result = CliRunner().invoke(main, ["certify", *arguments])
+    assert result.exit_code == 2 and message in result.output

@@ -239,3 +239,20 @@ def search(metric, heuristic: Heuristic, *, k: int, seed: int = 0, budget: int |
             miss.row, miss.counterexample = rows[0], counterexamples[0][1]
             report.misses.append(miss)
     return report
+
+
+SEARCH_COLUMNS = ("heuristic", "metric", "k", "seed", "points", "found", "certified_misses", "worst_relative_gap",
+                  "worst_heuristic", "worst_exact", "smallest_documents", "smallest_unjudged", "smallest_outside",
+                  "seconds")
+
+
+def summary_row(report: SearchReport, k: int) -> dict:
+    """One row of ``medopt certify --search``'s table (SEARCH_COLUMNS)."""
+    worst, smallest = report.worst(), report.smallest()
+    documents, unjudged, outside = smallest.point.size() if smallest else ("", "", "")
+    return {"heuristic": report.heuristic, "metric": report.metric, "k": k, "seed": report.seed,
+            "points": report.evaluated, "found": report.found, "certified_misses": len(report.misses),
+            "worst_relative_gap": worst.relative_gap if worst else 0.0,
+            "worst_heuristic": worst.heuristic_value if worst else "", "worst_exact": worst.exact_value if worst else "",
+            "smallest_documents": documents, "smallest_unjudged": unjudged, "smallest_outside": outside,
+            "seconds": round(report.seconds, 2)}

@@ -14,6 +14,7 @@ from ..campaigns.certify import (INSTANCE_COLUMNS, SUMMARY_COLUMNS, Settings, ca
                                  certify_case, format_table, parse_gains, plan, read_runs, summarize, warm_up)
 from ..campaigns.counterexamples import format_counterexample, save_counterexample
 from ..campaigns.peer import PEER_COLUMNS, PEER_SUMMARY_COLUMNS, peer_check
+from ..campaigns.search import SEARCH_COLUMNS, search, summary_row
 from ..errors import MedoptError
 from ..io.paths import check_output_directory
 from ..io.results import write_rows
@@ -21,6 +22,8 @@ from ..io.trec import judged_topics, read_qrels
 from ..metrics import parse_metric
 from .common import MedoptCommand, judged_only_option, main, time_limit_option
 from .common import warn as _warn
+
+DEFAULT_SEARCH_BUDGET = 20_000  # points per heuristic and metric: about 10 s for greedy at k = 6
 
 
 @main.command("certify", cls=MedoptCommand, context_settings={"help_option_names": ["-h", "--help"]})
@@ -43,6 +46,13 @@ from .common import warn as _warn
 @click.option("--judged-fraction", type=click.FloatRange(0, 1), default=None, help="--generate: share judged.")
 @click.option("--max-unjudged", type=click.IntRange(min=0), default=None,
               help="--generate: most unjudged documents per instance.")
+@click.option("--search", is_flag=True,
+              help="Search adversarially for instances where the heuristic falls short (seeded; --k, --seed, "
+                   "--budget or --seconds, --max-unjudged); misses are certified and saved like any counterexample.")
+@click.option("--budget", type=click.IntRange(min=1), default=None,
+              help="--search: points to evaluate (default 20000 without --seconds).")
+@click.option("--seconds", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="--search: wall seconds per heuristic and metric.")
 @click.option("--peer", type=click.Path(dir_okay=False), default=None,
               help="CSV of Tan & Clarke's med tool (run1,run2,topic,MED-nDCG@20,MED-RBP,MED-ERR) to check.")
 @click.option("--out", type=click.Path(file_okay=False), default=None,
@@ -52,12 +62,14 @@ from .common import warn as _warn
 @judged_only_option
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
 def certify_command(runs, qrels, metrics, heuristics, solver, time_limit, max_grade, gains, residual, generate,
-                    depth, seed, judged_fraction, max_unjudged, peer, out, show, honour_rank, judged_only, progress):
+                    depth, seed, judged_fraction, max_unjudged, search, budget, seconds, peer, out, show, honour_rank,
+                    judged_only, progress):
     """Heuristic MED against the exact MED: on every topic of every pair of RUNS, or on --generate N instances.
 
     Prints one summary row per heuristic and metric (fraction of certified instances where the heuristic is
     exact, largest and mean gap, median exact/heuristic time ratio); misses are saved as counterexamples.
-    With --peer, checks a peer tool's MED values against the exact ones instead.
+    With --search, looks for the instances where each heuristic falls furthest short instead; with --peer,
+    checks a peer tool's MED values against the exact ones.
     """
     settings = Settings(solver=solver, time_limit=time_limit, max_grade=None if generate else max_grade,
                         gains=parse_gains(gains), residual=residual)
@@ -65,6 +77,14 @@ def certify_command(runs, qrels, metrics, heuristics, solver, time_limit, max_gr
     out_dir = Path(out) if out else None
     if out_dir:
         check_output_directory(out_dir, "--out")  # made only when the results are written
+    if search:
+        if runs or qrels or generate or peer or judged_only:
+            raise MedoptError("--search makes its own instances: drop RUNS, --qrels, --generate, --peer and "
+                              "--judged-topics-only")
+        return search_command(metrics, heuristics, settings, depth, seed, budget, seconds, max_unjudged, max_grade,
+                              out_dir, show)
+    if budget is not None or seconds is not None:
+        raise MedoptError("--budget and --seconds apply to --search")
     judgments = read_qrels(qrels) if qrels else {}
     if peer:
         if generate or metrics or heuristics:
@@ -134,3 +154,30 @@ def certify_command(runs, qrels, metrics, heuristics, solver, time_limit, max_gr
                        f"{row['metric']}, {row['run_a']} vs {row['run_b']}, topic {row['topic']}", err=True)
         click.echo(f"medopt: BUG: {len(bugs)} heuristic value(s) above the exact maximum; see above", err=True)
         sys.exit(1)
+
+
+def search_command(metrics, heuristics, settings: Settings, k: int, seed: int, budget, seconds, max_unjudged,
+                   max_grade, out_dir, show: int) -> None:
+    """``certify --search``: one seeded search per heuristic and metric, its table and its counterexamples."""
+    if not metrics:
+        raise MedoptError("say which metric(s) to search with -m (e.g. -m AP@8)")
+    work = plan([str(m) for m in unique_metrics(metrics, _warn)], heuristics)
+    if budget is None and seconds is None:
+        budget = DEFAULT_SEARCH_BUDGET
+    rows, misses = [], []
+    for metric, chosen in work:
+        for heuristic in chosen:
+            report = search(metric, heuristic, k=k, seed=seed, budget=budget, seconds=seconds,
+                            max_unjudged=max_unjudged, max_grade=max_grade, settings=settings)
+            rows.append(summary_row(report, k))
+            misses += report.misses
+    if out_dir:
+        out_dir.mkdir(exist_ok=True)
+        write_rows(rows, SEARCH_COLUMNS, "csv", out_dir / "search.csv")
+    for number, miss in enumerate(misses, start=1):
+        name = save_counterexample(miss.counterexample, out_dir, number).name if out_dir else f"counterexample {number}"
+        if number <= show:
+            click.echo(format_counterexample(miss.counterexample, name) + "\n")
+    if len(misses) > show:
+        click.echo(f"... {len(misses) - show} more counterexample(s){' in ' + str(out_dir) if out_dir else ''}\n")
+    click.echo(format_table(rows, SEARCH_COLUMNS), nl=False)
