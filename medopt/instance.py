@@ -178,6 +178,9 @@ def build_instance(metric, a, b, judgments=None, *, max_grade=None, gains=None, 
     if gains is not None and not isinstance(gains, Mapping):
         raise MedoptError(f"gains must be a mapping grade -> gain, got {type(gains).__name__}")
     grading = Grading(grade_top, dict(gains) if gains is not None else None)
+    problem = metric.grading_problem(grading)
+    if problem is not None:
+        raise MedoptError(f"{metric}: {problem}")
     if pad not in ("none", "free"):
         raise MedoptError(f"pad must be 'none' or 'free', got {pad!r}")
     if residual and not hasattr(metric, "tail_weight"):

@@ -37,6 +37,9 @@ class Grading:
     def __post_init__(self):
         if not isinstance(self.max_grade, int) or isinstance(self.max_grade, bool) or self.max_grade < 1:
             raise MedoptError(f"max_grade must be an integer >= 1, got {self.max_grade!r}")
+        if self.max_grade > MAX_GRADE:
+            raise MedoptError(f"max_grade must be at most 2^53 = {MAX_GRADE:,} (gains are floats, exact only "
+                              f"up to there), got {self.max_grade:,}")
         if self.gains is not None:
             check_gain_map(self.gains, self.max_grade)
 
@@ -50,7 +53,13 @@ class Grading:
         return 0.0 if grade <= 0 else float(self.gains[grade])
 
 
+MAX_GRADE = 2 ** 53  # the largest integer a float holds exactly: a grade's default gain is float(g)
+
+
 def check_gain_map(gains: Mapping[int, float], max_grade: int) -> None:
+    if len(gains) < max_grade:  # (before a pass over every grade 0..G)
+        raise MedoptError(f"gains must give a gain for every grade 1..{max_grade}; "
+                          f"it has {len(gains)} entries")
     try:
         values = [float(gains.get(g, math.nan)) for g in range(0, max_grade + 1)]
     except (TypeError, ValueError, AttributeError):
@@ -168,6 +177,10 @@ class Metric(ABC):
 
     def top_gain(self, grading: Grading) -> float:
         return self.gain(grading.max_grade, grading)
+
+    def grading_problem(self, grading: Grading) -> str | None:
+        """Why this metric's arithmetic cannot take ``grading`` (its top grade or gains), or None."""
+        return None
 
     @abstractmethod
     def score(self, ranking: Sequence[str], grades: Grades, grading: Grading) -> float:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from . import proofs
 from .base import Metric, Reduction, register
 
+MAX_DEFAULT_GRADE = 1023  # 2.0 ** 1024 overflows a float
+
 
 @register
 class ERR(Metric):
@@ -16,6 +18,18 @@ class ERR(Metric):
                   Reduction.RANK_DOMINANCE: proofs.RANK_DOMINANCE_CASCADE,
                   Reduction.BETTER_ONLY_TOP: proofs.BETTER_ONLY_CASCADE,
                   Reduction.SHARED_ENDS_ZERO: proofs.SHARED_ENDS_CASCADE}
+
+    def grading_problem(self, grading) -> str | None:
+        """The default gains need 2^G as a float (G <= 1023); explicit gains are stop probabilities."""
+        if grading.gains is None and grading.max_grade > MAX_DEFAULT_GRADE:
+            return (f"its default gains (2^g - 1) / 2^G need 2^G as a float, so G <= {MAX_DEFAULT_GRADE}; "
+                    f"got G = {grading.max_grade:,} (give explicit gains, or a smaller max_grade)")
+        if grading.gains is not None:
+            for grade in range(1, grading.max_grade + 1):
+                if not 0.0 <= grading.explicit_gain(grade) <= 1.0:
+                    return (f"its gains are stop probabilities, each in [0, 1]; grade {grade} has "
+                            f"{grading.explicit_gain(grade)}")
+        return None
 
     def gain(self, grade: int, grading) -> float:
         explicit = grading.explicit_gain(grade)
