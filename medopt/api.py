@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import time
 from typing import Mapping, Sequence
 
 from . import methods
@@ -19,14 +21,22 @@ def med(metric, a: Sequence[str], b: Sequence[str], judgments: Mapping[str, int]
 
     ``judgments`` maps doc id -> grade (absent: unjudged).  ``method`` is ``auto`` (the first
     exact method that applies) or a name in ``medopt.methods.REGISTRY``; an option the method does
-    not take is an error.
+    not take is an error.  ``time_limit`` (seconds, counted from this call) bounds the whole
+    computation, model building included: the answer then comes within about the limit, with the
+    best assignment found and a proven bound, status ``timeout`` and uncertified when the time ran
+    out first (docs/limits.md).
     """
+    started = time.perf_counter()
     instance = build_instance(metric, a, b, judgments, max_grade=max_grade, gains=gains, pad=pad,
                               residual=residual, limits=limits)
     if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, (int, float))
                                    or not time_limit > 0):
         raise MedoptError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+    if time_limit == math.inf:
+        time_limit = None
     chosen = methods.auto(instance) if method == "auto" else methods.get(method)
+    if time_limit is not None:  # the limit counts from this call: what the choice took (imports) is spent
+        time_limit = max(0.0, time_limit - (time.perf_counter() - started))
     return methods.run(chosen, instance, dict(options, solver=solver, time_limit=time_limit),
                        chosen_by_auto=method == "auto")
 

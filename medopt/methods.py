@@ -21,14 +21,16 @@ from .exact.enumeration import DEFAULT_MAX_ASSIGNMENTS, enumerate_med
 from .heuristics.alg1 import alg1
 from .heuristics.closed_form import closed_form
 from .heuristics.greedy import greedy
+from .heuristics.greedy_pairs import greedy_pairs
 from .heuristics.tabu import tabu
 from .heuristics.tc_err import tc_err
 from .instance import Instance
 from .metrics import Metric
 from .result import MedResult
 
-# accepted by every method: the exact solver honours it; the closed forms, Alg. 1 and the heuristics
-# take no time worth limiting, and enumeration refuses instances above its size limit instead
+# accepted by every method: the exact solver, enumeration, tabu and tc-err honour it (each stops when
+# it is up and returns the best found, uncertified); the closed forms, Alg. 1 and greedy take no time
+# worth limiting (greedy at depth 1000: half a second)
 ACCEPTED_BY_ALL = ("time_limit",)
 
 
@@ -84,20 +86,23 @@ REGISTRY: dict[str, Method] = {m.name: m for m in (
            summary="Moffat's Algorithm 1 (exact for binary judgments; graded: a lower bound)"),
     Method("exact", lambda instance, **kw: _exact(instance, **kw),
            computes=has_formulation, exact_on=lambda instance: True,
-           options=("solver", "time_limit", "strategy", "reduce"),
+           options=("solver", "time_limit", "strategy", "reduce", "memory_limit"),
            summary="explicit MILP solved by HiGHS or CP-SAT"),
     Method("enumerate", lambda instance, **kw: enumerate_med(instance, **kw), computes=lambda metric: True,
-           exact_on=lambda instance: True, options=("max_assignments",),
+           exact_on=lambda instance: True, options=("max_assignments", "time_limit"),
            summary=f"brute force over all (G+1)^n assignments; refuses above {DEFAULT_MAX_ASSIGNMENTS:,}"),
     Method("greedy", lambda instance, **_: greedy(instance), computes=family_in("AP"),
            exact_on=lambda instance: False, accepts=no_limits, warm_start=True,
            summary="Moffat's eq. 13 greedy (a lower bound)"),
+    Method("greedy-pairs", lambda instance, **_: greedy_pairs(instance), computes=family_in("AP"),
+           exact_on=lambda instance: False, accepts=no_limits,
+           summary="eq. 13's greedy with a look-ahead over pairs of documents (a lower bound)"),
     Method("tabu", lambda instance, **kw: tabu(instance, **kw), computes=family_in("SSP", "AP"),
            exact_on=lambda instance: False, accepts=no_limits,
-           options=("seed", "iterations", "tenure", "restarts"),
+           options=("seed", "iterations", "tenure", "restarts", "time_limit"),
            summary="one-flip tabu search (a lower bound)"),
     Method("tc-err", lambda instance, **kw: tc_err(instance, **kw), computes=family_in("ERR"),
-           exact_on=lambda instance: False, accepts=no_limits, options=("p", "depth"),
+           exact_on=lambda instance: False, accepts=no_limits, options=("p", "depth", "time_limit"),
            summary="Tan & Clarke's brute force over up to p bound documents (a lower bound)"),
 )}
 

@@ -8,6 +8,7 @@ import math
 from dataclasses import replace
 
 from ..bounds import trivial_bound
+from ..limits import OutOfTime
 from ..modeling import assignment_from
 from ..solvers import CUTOFF_SLACK, SOLVERS, HighsSession, solve
 from .common import DirectionResult, cutoff_for, offer_rescored, proven_bound, settle_without_relevance
@@ -54,107 +55,112 @@ def solve_boxes(formulation, instance, direction, solver, clock, start: float = 
             sessions[id(template)] = HighsSession()
         return sessions[id(template)]
 
-    heap = []
-    ceiling = trivial_bound(instance)  # no difference exceeds it: a box that reaches it needs no more work
-    for case in formulation.root_boxes(instance):
-        heap.append((-ceiling, order, case, None))
-        order += 1
-    heapq.heapify(heap)
-    while heap:
-        remaining = clock.remaining()
-        if remaining is not None and remaining <= 0:
-            result.proven = False
-            result.bound = max([result.bound] + [-entry[0] for entry in heap])
-            break
-        inherited, _, case, start_basis = heapq.heappop(heap)
-        inherited = -inherited  # the parent's bound (the trivial one for a root)
-        cutoff = max(start, result.value)
-        if inherited <= cutoff + CUTOFF_SLACK:  # the parent's bound (or the trivial one) already settles it
-            result.bound = max(result.bound, inherited)
-            feasible_boxes += 1  # not known infeasible: some assignment reaches the cutoff
-            continue
-        settled = formulation.small_box(instance, direction, case)  # few assignments: each evaluated
-        if settled is not None:
-            bound, assignment = settled
-            result.log.append((f"{case.label} (all assignments)", bound, bound))
-            if assignment is not None:
-                feasible_boxes += 1
-                value = instance.differences(assignment)[direction]
-                result.offer(value, assignment)
-                result.bound = max(result.bound, bound, value)
-            continue
-        single = not formulation.is_box(case)
-        if not single and formulation.too_wide(instance, case):
-            for child in formulation.split(instance, case):  # its relaxation would not bound it: split at once
-                heapq.heappush(heap, (-inherited, order, child, start_basis))
-                order += 1
-            continue
-        if templates is False:  # a compiled template patched per box, when the formulation has one
-            templates = formulation.box_models(instance, direction)
-        if single and case_templates is False:  # the formulation's template for one-profile cases
-            case_templates = formulation.box_models(instance, direction, cases=True) if templates is not None \
-                else None
-        lam = None if single else (cutoff if math.isfinite(cutoff) else -ceiling)
-        template = case_templates if single else templates
-        matrix = template.patched(case, lam) if template is not None else None
-        model = formulation.build(instance, direction, case=case, lam=lam) if matrix is None else matrix
-        if single and lp_solver and matrix is not None and template.exact_lp:
-            # a profile whose template makes its LP relaxation tight (the collection cuts): the LP's
-            # optimum bounds the profile, so it settles the profile when it does not beat the cutoff
-            # or when its rounded point, re-scored, reaches it; otherwise the MILP below
-            outcome = session(template).solve(replace(matrix, highs_options={"presolve": "off"}), remaining)
-            result.solves += 1
-            # HiGHS can call an LP optimal with no feasible primal point (primal_solution_status 1 after
-            # unscaling; docs/solvers.md#highs-called-a-profile-lp-optimal-with-no-feasible-point): no
-            # point to re-score, so the MILP settles it
-            if outcome.status == "optimal" and outcome.x is not None:
-                value = offer_rescored(result, instance, direction, template.assignment(outcome.x), rescored)
-                if outcome.bound <= max(cutoff, value) + CUTOFF_SLACK:
-                    feasible_boxes += 1
-                    result.log.append((f"{case.label} (LP)", outcome.objective, min(inherited, outcome.bound)))
-                    result.bound = max(result.bound, min(inherited, outcome.bound), value)
-                    continue
-        if single:  # one case: its exact model, solved like solve_cases does
-            outcome = solve(model, solver, remaining, cutoff=cutoff_for(cutoff))
-        else:  # the box's test model at lam: F(lam) <= 0 proves that no assignment of the box beats lam
-            if lp_solver and matrix is not None:  # the LP relaxation: a weaker bound, found much faster
-                # presolve off and the parent's final basis as the start (both faster, the same optima:
-                # docs/solvers.md#highs-options-for-the-q-measure-box-lps); one HiGHS instance for all
-                # of them (the template's HighsSession)
-                options = {"presolve": "off"}
-                if matrix.A.shape[0] <= DEVEX_ROWS:
-                    options["simplex_dual_edge_weight_strategy"] = 1  # devex
-                outcome = session(templates).solve(replace(matrix, highs_options=options, basis=start_basis), remaining)
-            else:
-                budget = remaining if remaining is None else min(remaining, box_budget)
-                outcome = solve(model, solver, budget, cutoff=0.0 if math.isfinite(cutoff) else None)
-            if not math.isfinite(outcome.bound) and outcome.status == "timeout":
-                box_budget *= 2  # stopped before it had any bound: the next box gets longer
-        result.solves += 1
-        if outcome.status == "infeasible":
-            continue
-        feasible_boxes += 1
-        if outcome.values is not None:
-            assignment = assignment_from(model, outcome.values) if matrix is None else template.assignment(outcome.x)
-            offer_rescored(result, instance, direction, assignment, rescored)
-        if single:
-            bound = proven_bound(outcome, instance)
-        elif math.isfinite(outcome.bound):  # every x of the box: R(x) (difference - lam) <= F <= F_ub, R(x) >= R_lo
-            bound = lam + max(outcome.bound, 0.0) / case.denominator
-        else:
-            bound = ceiling
-        bound = min(inherited, bound)
-        result.log.append((case.label, outcome.objective, bound))
-        if outcome.status != "optimal" and (single or (clock.remaining() is not None and clock.remaining() <= 0)):
-            result.proven = False
-            result.bound = max(result.bound, bound)
-            continue
-        if single or bound <= max(start, result.value) + CUTOFF_SLACK:
-            result.bound = max(result.bound, bound)
-            continue
-        for child in formulation.split(instance, case):
-            heapq.heappush(heap, (-bound, order, child, outcome.basis))
+    try:
+        heap = []
+        ceiling = trivial_bound(instance)  # no difference exceeds it: a box that reaches it needs no more work
+        for case in formulation.root_boxes(instance):
+            heap.append((-ceiling, order, case, None))
             order += 1
+        heapq.heapify(heap)
+        while heap:
+            remaining = clock.remaining()
+            if remaining is not None and remaining <= 0:
+                result.proven = False
+                result.bound = max([result.bound] + [-entry[0] for entry in heap])
+                break
+            inherited, _, case, start_basis = heapq.heappop(heap)
+            inherited = -inherited  # the parent's bound (the trivial one for a root)
+            cutoff = max(start, result.value)
+            if inherited <= cutoff + CUTOFF_SLACK:  # the parent's bound (or the trivial one) already settles it
+                result.bound = max(result.bound, inherited)
+                feasible_boxes += 1  # not known infeasible: some assignment reaches the cutoff
+                continue
+            settled = formulation.small_box(instance, direction, case)  # few assignments: each evaluated
+            if settled is not None:
+                bound, assignment = settled
+                result.log.append((f"{case.label} (all assignments)", bound, bound))
+                if assignment is not None:
+                    feasible_boxes += 1
+                    value = instance.differences(assignment)[direction]
+                    result.offer(value, assignment)
+                    result.bound = max(result.bound, bound, value)
+                continue
+            single = not formulation.is_box(case)
+            if not single and formulation.too_wide(instance, case):
+                for child in formulation.split(instance, case):  # its relaxation would not bound it: split at once
+                    heapq.heappush(heap, (-inherited, order, child, start_basis))
+                    order += 1
+                continue
+            if templates is False:  # a compiled template patched per box, when the formulation has one
+                templates = formulation.box_models(instance, direction)
+            if single and case_templates is False:  # the formulation's template for one-profile cases
+                case_templates = formulation.box_models(instance, direction, cases=True) if templates is not None \
+                    else None
+            lam = None if single else (cutoff if math.isfinite(cutoff) else -ceiling)
+            template = case_templates if single else templates
+            matrix = template.patched(case, lam) if template is not None else None
+            model = formulation.build(instance, direction, case=case, lam=lam) if matrix is None else matrix
+            if single and lp_solver and matrix is not None and template.exact_lp:
+                # a profile whose template makes its LP relaxation tight (the collection cuts): the LP's
+                # optimum bounds the profile, so it settles the profile when it does not beat the cutoff
+                # or when its rounded point, re-scored, reaches it; otherwise the MILP below
+                outcome = session(template).solve(replace(matrix, highs_options={"presolve": "off"}), remaining)
+                result.solves += 1
+                # HiGHS can call an LP optimal with no feasible primal point (primal_solution_status 1 after
+                # unscaling; docs/solvers.md#highs-called-a-profile-lp-optimal-with-no-feasible-point): no
+                # point to re-score, so the MILP settles it
+                if outcome.status == "optimal" and outcome.x is not None:
+                    value = offer_rescored(result, instance, direction, template.assignment(outcome.x), rescored)
+                    if outcome.bound <= max(cutoff, value) + CUTOFF_SLACK:
+                        feasible_boxes += 1
+                        result.log.append((f"{case.label} (LP)", outcome.objective, min(inherited, outcome.bound)))
+                        result.bound = max(result.bound, min(inherited, outcome.bound), value)
+                        continue
+            if single:  # one case: its exact model, solved like solve_cases does
+                outcome = solve(model, solver, remaining, cutoff=cutoff_for(cutoff))
+            else:  # the box's test model at lam: F(lam) <= 0 proves that no assignment of the box beats lam
+                if lp_solver and matrix is not None:  # the LP relaxation: a weaker bound, found much faster
+                    # presolve off and the parent's final basis as the start (both faster, the same optima:
+                    # docs/solvers.md#highs-options-for-the-q-measure-box-lps); one HiGHS instance for all
+                    # of them (the template's HighsSession)
+                    options = {"presolve": "off"}
+                    if matrix.A.shape[0] <= DEVEX_ROWS:
+                        options["simplex_dual_edge_weight_strategy"] = 1  # devex
+                    outcome = session(templates).solve(replace(matrix, highs_options=options, basis=start_basis),
+                                                       remaining)
+                else:
+                    budget = remaining if remaining is None else min(remaining, box_budget)
+                    outcome = solve(model, solver, budget, cutoff=0.0 if math.isfinite(cutoff) else None)
+                if not math.isfinite(outcome.bound) and outcome.status == "timeout":
+                    box_budget *= 2  # stopped before it had any bound: the next box gets longer
+            result.solves += 1
+            if outcome.status == "infeasible":
+                continue
+            feasible_boxes += 1
+            if outcome.values is not None:
+                assignment = assignment_from(model, outcome.values) if matrix is None \
+                    else template.assignment(outcome.x)
+                offer_rescored(result, instance, direction, assignment, rescored)
+            if single:
+                bound = proven_bound(outcome, instance)
+            elif math.isfinite(outcome.bound):  # every x of the box: R(x) (difference - lam) <= F <= F_ub, R(x) >= R_lo
+                bound = lam + max(outcome.bound, 0.0) / case.denominator
+            else:
+                bound = ceiling
+            bound = min(inherited, bound)
+            result.log.append((case.label, outcome.objective, bound))
+            if outcome.status != "optimal" and (single or (clock.remaining() is not None and clock.remaining() <= 0)):
+                result.proven = False
+                result.bound = max(result.bound, bound)
+                continue
+            if single or bound <= max(start, result.value) + CUTOFF_SLACK:
+                result.bound = max(result.bound, bound)
+                continue
+            for child in formulation.split(instance, case):
+                heapq.heappush(heap, (-bound, order, child, outcome.basis))
+                order += 1
+    except OutOfTime:  # a template or a box's model was still being built at the deadline
+        return result.stopped(instance)
     if feasible_boxes == 0 and result.proven:
         settle_without_relevance(result, instance)
     return result

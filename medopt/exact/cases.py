@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from ..bounds import trivial_bound
+from ..limits import OutOfTime
 from ..modeling import assignment_from
 from ..solvers import solve
 from .common import DirectionResult, cutoff_for, proven_bound, settle_without_relevance
@@ -19,31 +19,33 @@ def solve_cases(formulation, instance, direction, solver, clock, start: float = 
     not beat the best difference reached settled by that bound alone, and with it every later one."""
     result = DirectionResult()
     feasible_cases = 0
-    bounded = formulation.bounded_cases(instance, direction)
-    pairs = bounded if bounded is not None else ((None, case) for case in formulation.cases(instance))
-    for bound, case in pairs:
-        remaining = clock.remaining()
-        if remaining is not None and remaining <= 0:
-            result.proven = False
-            result.bound = max(result.bound, trivial_bound(instance))
-            break
-        if bound is not None and bound <= max(start, result.value):
-            result.bound = max(result.bound, bound + PRUNE_MARGIN)
+    try:
+        bounded = formulation.bounded_cases(instance, direction)
+        pairs = bounded if bounded is not None else ((None, case) for case in formulation.cases(instance))
+        for bound, case in pairs:
+            remaining = clock.remaining()
+            if remaining is not None and remaining <= 0:
+                result.stopped(instance)
+                break
+            if bound is not None and bound <= max(start, result.value):
+                result.bound = max(result.bound, bound + PRUNE_MARGIN)
+                feasible_cases += 1
+                result.log.append(("the remaining cases, pruned by their bounds", math.nan, bound))
+                break
+            model = formulation.build(instance, direction, case=case)
+            outcome = solve(model, solver, remaining, cutoff=cutoff_for(max(start, result.value)))
+            result.solves += 1
+            if outcome.status == "infeasible":
+                continue
             feasible_cases += 1
-            result.log.append(("the remaining cases, pruned by their bounds", math.nan, bound))
-            break
-        model = formulation.build(instance, direction, case=case)
-        outcome = solve(model, solver, remaining, cutoff=cutoff_for(max(start, result.value)))
-        result.solves += 1
-        if outcome.status == "infeasible":
-            continue
-        feasible_cases += 1
-        if outcome.values is not None:
-            result.offer(outcome.objective, assignment_from(model, outcome.values))
-        if outcome.status != "optimal":
-            result.proven = False
-        result.bound = max(result.bound, proven_bound(outcome, instance))
-        result.log.append((case.label, outcome.objective, outcome.bound))
+            if outcome.values is not None:
+                result.offer(outcome.objective, assignment_from(model, outcome.values))
+            if outcome.status != "optimal":
+                result.proven = False
+            result.bound = max(result.bound, proven_bound(outcome, instance))
+            result.log.append((case.label, outcome.objective, outcome.bound))
+    except OutOfTime:  # building a case's model (or its bounds) ran past the deadline
+        return result.stopped(instance)
     if feasible_cases == 0 and result.proven:
         settle_without_relevance(result, instance)
     return result

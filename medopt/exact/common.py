@@ -8,8 +8,9 @@ import time
 from dataclasses import dataclass, field
 
 from ..bounds import trivial_bound
-from ..errors import MedoptError
+from ..errors import MedoptError, TooLargeError
 from ..instance import Instance
+from ..limits import MEMORY_LIMIT, deadline_after
 
 
 @dataclass
@@ -25,6 +26,13 @@ class DirectionResult:
         if assignment is not None and value > self.value:
             self.value, self.assignment = value, assignment
 
+    def stopped(self, instance: Instance) -> "DirectionResult":
+        """Time ran out (limits.OutOfTime) before this direction was settled: what was found
+        stands, unproven, under the trivial bound."""
+        self.proven = False
+        self.bound = max(self.bound, trivial_bound(instance))
+        return self
+
 
 def proven_bound(outcome, instance: Instance) -> float:
     """The solver's bound, or the trivial one when a timed-out solve proved none."""
@@ -32,11 +40,17 @@ def proven_bound(outcome, instance: Instance) -> float:
 
 
 class Clock:
+    """The deadline of one exact solve.  The driver runs the solve inside ``limits.until(deadline)``,
+    so model building checks it too (limits.check_time), not only the solvers."""
+
     def __init__(self, time_limit):
-        self.deadline = None if time_limit is None else time.perf_counter() + time_limit
+        self.deadline = deadline_after(time_limit)
 
     def remaining(self):
         return None if self.deadline is None else self.deadline - time.perf_counter()
+
+    def expired(self) -> bool:
+        return self.deadline is not None and time.perf_counter() >= self.deadline
 
 
 def cutoff_for(start: float):
@@ -67,3 +81,28 @@ def offer_rescored(result: DirectionResult, instance: Instance, direction: str, 
         if math.isfinite(memo[key]):
             result.offer(memo[key], assignment)
     return memo[key]
+
+
+# Peak memory of an exact solve, per entry (column or matrix nonzero) of formulations.base.ModelSize and
+# beyond the process's own: the model as written (Pyomo objects, or LinearModel rows), its matrix and
+# the solver's copy.  Measured on the largest models tried, with a margin (docs/limits.md#memory).
+BYTES_PER_ENTRY = {("matrix", "highs"): 260, ("matrix", "cpsat"): 450, ("pyomo", "highs"): 600, ("pyomo", "cpsat"): 600}
+FIXED_BYTES = 100 * 2 ** 20  # the solver libraries' own working memory, whatever the model
+
+
+def predicted_bytes(size, solver: str) -> int:
+    """Memory an exact solve whose models have ``size`` (formulations.base.ModelSize) is predicted to take."""
+    return FIXED_BYTES + size.entries * BYTES_PER_ENTRY[size.builder, solver] + 8 * size.dense
+
+
+def check_memory(instance: Instance, formulation, strategy: str, solver: str, memory_limit: int | None) -> None:
+    """TooLargeError, before anything is built, when the strategy's models are predicted to need more
+    than ``memory_limit`` bytes (default limits.MEMORY_LIMIT)."""
+    limit = MEMORY_LIMIT if memory_limit is None else memory_limit
+    size = formulation.model_size(instance, strategy)
+    need = predicted_bytes(size, solver)
+    if need > limit:
+        raise TooLargeError(
+            f"MED[{instance.metric}]: the exact model ({size.what}) would need about {need / 2 ** 30:.1f} GB, "
+            f"more than the {limit / 2 ** 30:.1f} GB allowed per instance; use a smaller cutoff or max_grade, "
+            f"a heuristic method, or memory_limit")

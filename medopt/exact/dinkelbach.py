@@ -12,6 +12,7 @@ import math
 from ..bounds import trivial_bound
 from ..errors import MedoptError
 from ..formulations.base import DinkelbachMatrix
+from ..limits import OutOfTime
 from ..modeling import ColumnValues, assignment_from, compile_model, linear_vector
 from ..solvers import CUTOFF_SLACK, solve
 from .common import DirectionResult
@@ -52,6 +53,8 @@ def solve_dinkelbach(formulation, instance, direction, solver, clock, start: flo
         model = formulation.dinkelbach_matrix(instance, direction) or dinkelbach_matrix(formulation, instance, direction)
     except InfeasibleConstraintException:
         raise MedoptError("no assignment satisfies the relevance limits") from None
+    except OutOfTime:
+        return result.stopped(instance)
     matrix, numerator, numerator_constant = model.matrix, model.numerator, model.numerator_constant
     denominator, denominator_constant = model.denominator, model.denominator_constant
     lam, capped_bound = max(0.0, start), -math.inf
@@ -75,27 +78,30 @@ def solve_dinkelbach(formulation, instance, direction, solver, clock, start: flo
         gap = max(outcome.bound, 0.0) / smallest if math.isfinite(outcome.bound) else math.inf
         return outcome, known, (lam + gap if math.isfinite(gap) else trivial_bound(instance))
 
-    if cap is not None:
-        # the cap's piece, once: max N - lam cap <= F_ub, so every N / cap <= lam + F_ub / cap; a
-        # solution is the piece's optimum, and lam, raised to its ratio (>= N / cap), stays above it
-        outcome, known, capped_bound = step(numerator.copy(), numerator_constant - lam * cap, cap)
-        if outcome.status != "optimal":
-            result.bound, result.proven = max(capped_bound, trivial_bound(instance)), False
-            return result
-        lam = max(lam, result.value)
-    for _ in range(MAX_DINKELBACH_STEPS):
-        outcome, known, bound = step(numerator - lam * denominator, numerator_constant - lam * denominator_constant,
-                                     smallest)
-        result.bound = max(bound, capped_bound)
-        if outcome.status != "optimal":
-            result.proven = False
-            return result
-        # a cut-off step proves only F(lam) <= CUTOFF_SLACK: that settles lam as well (bound lam + slack)
-        settled = max(DINKELBACH_TOLERANCE * smallest, CUTOFF_SLACK if known else 0.0)
-        if outcome.bound <= settled or result.value <= lam:
-            # F(lam) ~ 0: lam is the maximum ratio up to the gap reported in the bound
-            return result
-        lam = result.value
+    try:
+        if cap is not None:
+            # the cap's piece, once: max N - lam cap <= F_ub, so every N / cap <= lam + F_ub / cap; a
+            # solution is the piece's optimum, and lam, raised to its ratio (>= N / cap), stays above it
+            outcome, known, capped_bound = step(numerator.copy(), numerator_constant - lam * cap, cap)
+            if outcome.status != "optimal":
+                result.bound, result.proven = max(capped_bound, trivial_bound(instance)), False
+                return result
+            lam = max(lam, result.value)
+        for _ in range(MAX_DINKELBACH_STEPS):
+            outcome, known, bound = step(numerator - lam * denominator,
+                                         numerator_constant - lam * denominator_constant, smallest)
+            result.bound = max(bound, capped_bound)
+            if outcome.status != "optimal":
+                result.proven = False
+                return result
+            # a cut-off step proves only F(lam) <= CUTOFF_SLACK: that settles lam as well (bound lam + slack)
+            settled = max(DINKELBACH_TOLERANCE * smallest, CUTOFF_SLACK if known else 0.0)
+            if outcome.bound <= settled or result.value <= lam:
+                # F(lam) ~ 0: lam is the maximum ratio up to the gap reported in the bound
+                return result
+            lam = result.value
+    except OutOfTime:  # a step's solver input (CP-SAT's model) was still being written at the deadline
+        return result.stopped(instance)
     result.proven = False
     return result
 

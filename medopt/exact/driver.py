@@ -22,12 +22,13 @@ from ..errors import MedoptError
 from ..formulations import formulation_for
 from ..formulations.base import BoxSearch, CappedRatio, CaseModels, CompactModel, DinkelbachModels, DirectModel
 from ..instance import Instance
+from ..limits import OutOfTime, until
 from ..reductions import reduce as reduce_instance
 from ..result import MedResult, certify
 from ..solvers import SOLVERS
 from .boxes import solve_boxes
 from .cases import solve_cases
-from .common import Clock, DirectionResult
+from .common import Clock, DirectionResult, check_memory
 from .dinkelbach import solve_capped, solve_dinkelbach
 from .direct import solve_compact, solve_direct
 
@@ -42,6 +43,21 @@ def rank_rule_guess(instance: Instance, direction: str) -> tuple[float, dict]:
     if not instance.satisfies_limits(assignment):
         return -math.inf, None
     return instance.differences(assignment)[direction], assignment
+
+
+def seed_guesses(instance: Instance, formulation, warm_starts: Iterable[Callable], guesses: dict) -> None:
+    """Raise each direction's guess (difference, assignment) to the best of the warm-start
+    heuristics' answers and the formulation's seeds, re-scored."""
+    for heuristic in warm_starts:
+        seed = heuristic(instance)
+        if seed.value > guesses[seed.direction][0]:
+            guesses[seed.direction] = (seed.value, seed.assignment)
+    for direction in guesses:
+        for assignment in formulation.seeds(instance, direction):
+            if instance.satisfies_limits(assignment):
+                value = instance.differences(assignment)[direction]
+                if value > guesses[direction][0]:
+                    guesses[direction] = (value, assignment)
 
 
 @dataclass(frozen=True)
@@ -73,11 +89,17 @@ def available_strategies(formulation, instance, solver: str) -> tuple[str, ...]:
 
 
 def exact(instance: Instance, *, solver: str | None = None, time_limit: float | None = None,
-          strategy: str = "auto", reduce: bool = True, warm_starts: Iterable[Callable] = ()) -> MedResult:
+          strategy: str = "auto", reduce: bool = True, warm_starts: Iterable[Callable] = (),
+          memory_limit: int | None = None) -> MedResult:
     """Both directions' maxima, each solved by ``strategy`` on the instance reduced by the metric's
     proved facts, and certified.  ``warm_starts`` are heuristics (instance -> MedResult) whose
-    answers seed the search as differences already reached (methods.py picks them)."""
+    answers seed the search as differences already reached (methods.py picks them).  A direction
+    whose models are predicted to need more than ``memory_limit`` bytes (default
+    limits.MEMORY_LIMIT) is refused with TooLargeError before anything is built (check_memory)."""
     started = time.perf_counter()
+    if memory_limit is not None and (isinstance(memory_limit, bool) or not isinstance(memory_limit, (int, float))
+                                     or not memory_limit > 0):
+        raise MedoptError(f"memory_limit must be a positive number of bytes, got {memory_limit!r}")
     formulation = formulation_for(instance.metric)
     solver = solver or formulation.preferred_solver(instance) or DEFAULT_SOLVER
     if solver not in SOLVERS:
@@ -96,31 +118,32 @@ def exact(instance: Instance, *, solver: str | None = None, time_limit: float | 
         return certify(instance, {d: 0 for d in instance.unjudged}, "a", upper_bound=0.0, status="optimal",
                        method="exact", solver=solver, started=started, claimed=0.0,
                        details={"strategy": "identical lists", "solves": 0})
-    directions, guesses = {}, {d: rank_rule_guess(instance, d) for d in ("a", "b")}
-    for heuristic in warm_starts:
-        seed = heuristic(instance)
-        if seed.value > guesses[seed.direction][0]:
-            guesses[seed.direction] = (seed.value, seed.assignment)
-    for direction in guesses:
-        for assignment in formulation.seeds(instance, direction):
-            if instance.satisfies_limits(assignment):
-                value = instance.differences(assignment)[direction]
-                if value > guesses[direction][0]:
-                    guesses[direction] = (value, assignment)
-    reached = max(guess[0] for guess in guesses.values())  # a difference some assignment reaches
-    ceiling = trivial_bound(instance)
-    for direction in sorted(guesses, key=lambda d: -guesses[d][0]):  # the likelier winner first
-        if reached >= ceiling:  # no difference exceeds the trivial bound: nothing left to prove
-            directions[direction] = DirectionResult(bound=ceiling)
-            directions[direction].offer(*guesses[direction])
-            continue
-        reduced = reduce_instance(instance, direction) if reduce else instance
-        outcome = STRATEGIES[strategy].solve(formulation, reduced, direction, solver, clock, start=reached)
-        if outcome.assignment is not None:
-            outcome.assignment.update(reduced.fixed)
-        outcome.offer(*guesses[direction])
-        reached = max(reached, outcome.value)
-        directions[direction] = outcome
+    with until(clock.deadline):  # model building checks the deadline too (limits.check_time)
+        directions, guesses = {}, {d: rank_rule_guess(instance, d) for d in ("a", "b")}
+        try:
+            seed_guesses(instance, formulation, warm_starts, guesses)
+        except OutOfTime:  # the seeds found so far stand
+            pass
+        reached = max(guess[0] for guess in guesses.values())  # a difference some assignment reaches
+        ceiling = trivial_bound(instance)
+        for direction in sorted(guesses, key=lambda d: -guesses[d][0]):  # the likelier winner first
+            if reached >= ceiling:  # no difference exceeds the trivial bound: nothing left to prove
+                directions[direction] = DirectionResult(bound=ceiling)
+                directions[direction].offer(*guesses[direction])
+                continue
+            try:
+                if clock.expired():
+                    raise OutOfTime
+                reduced = reduce_instance(instance, direction) if reduce else instance
+                check_memory(reduced, formulation, strategy, solver, memory_limit)
+                outcome = STRATEGIES[strategy].solve(formulation, reduced, direction, solver, clock, start=reached)
+                if outcome.assignment is not None:
+                    outcome.assignment.update(reduced.fixed)
+            except OutOfTime:  # (the strategies catch it themselves once they are under way)
+                outcome = DirectionResult().stopped(instance)
+            outcome.offer(*guesses[direction])
+            reached = max(reached, outcome.value)
+            directions[direction] = outcome
     best_direction = max(directions, key=lambda d: directions[d].value)
     best = directions[best_direction]
     proven = all(r.proven for r in directions.values())

@@ -8,6 +8,9 @@ scores of a recall-based metric down together and cannot widen the gap.
 
 Size limit: at most ``max_assignments`` (default 250,000) assignments, i.e.
 (G + 1) ** n for n unjudged documents; larger instances raise TooLargeError.
+With ``time_limit`` (seconds) the search stops when it is up: the best assignment
+found so far is returned with the trivial bound and status ``timeout`` (never
+certified).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import itertools
 import time
 
+from ..bounds import trivial_bound
 from ..errors import MedoptError, TooLargeError
 from ..instance import Instance
 from ..result import MedResult, certify
@@ -22,8 +26,10 @@ from ..result import MedResult, certify
 DEFAULT_MAX_ASSIGNMENTS = 250_000
 
 
-def enumerate_med(instance: Instance, *, max_assignments: int = DEFAULT_MAX_ASSIGNMENTS) -> MedResult:
+def enumerate_med(instance: Instance, *, max_assignments: int = DEFAULT_MAX_ASSIGNMENTS,
+                  time_limit: float | None = None) -> MedResult:
     started = time.perf_counter()
+    deadline = None if time_limit is None else started + time_limit
     docs = instance.unjudged
     grades = range(instance.max_grade + 1)
     count = len(grades) ** len(docs)
@@ -31,14 +37,23 @@ def enumerate_med(instance: Instance, *, max_assignments: int = DEFAULT_MAX_ASSI
         raise TooLargeError(
             f"method 'enumerate' would try {len(grades)}^{len(docs)} = {count:,} assignments of "
             f"{len(docs)} unjudged documents, above its limit of {max_assignments:,}; use method='exact'")
-    best = None
+    best, tried, timed_out = None, 0, False
     for values in itertools.product(grades, repeat=len(docs)):
+        tried += 1
+        if deadline is not None and not tried % 256 and time.perf_counter() > deadline:
+            timed_out = True
+            break
         assignment = dict(zip(docs, values))
         if instance.limits and not instance.satisfies_limits(assignment):
             continue
         for direction, value in instance.differences(assignment).items():
             if best is None or value > best[0]:
                 best = (value, direction, assignment)
+    if timed_out:
+        value, direction, assignment = best if best is not None else (None, "a", {d: 0 for d in docs})
+        return certify(instance, assignment, direction, upper_bound=trivial_bound(instance), status="timeout",
+                       method="enumerate", solver=None, started=started, claimed=value,
+                       details={"assignments": count, "tried": tried - 1})
     if best is None:
         raise MedoptError("no assignment satisfies the relevance limits")
     value, direction, assignment = best

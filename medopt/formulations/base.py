@@ -47,6 +47,34 @@ class DinkelbachMatrix:
     assignment: Callable
 
 
+@dataclass(frozen=True)
+class ModelSize:
+    """A prediction, made without building anything, of how large the models of one strategy get:
+    the columns and matrix nonzeros (``entries``) of the largest model one direction holds at once,
+    how it is written (``builder``: Pyomo holds far more per entry than modeling.LinearModel) and
+    dense arrays beside it.  exact/driver.py turns it into bytes and refuses what would not fit
+    (limits.MEMORY_LIMIT; the bytes per entry: docs/limits.md#memory)."""
+
+    entries: int
+    builder: str = "pyomo"   # "pyomo" or "matrix"
+    dense: int = 0           # floats in dense arrays besides the matrix
+    what: str = ""           # what makes the model this large, for a refusal message
+
+
+def grade_variables(instance) -> int:
+    """x[d, g]: one per unjudged document and positive grade (modeling.new_model)."""
+    return len(instance.unjudged) * instance.max_grade
+
+
+@dataclass
+class DirectMatrix:
+    """A direct model as a matrix, objective included, and ``assignment(x)``: unjudged doc -> grade
+    from solved column values."""
+
+    matrix: object  # modeling.MatrixModel
+    assignment: Callable
+
+
 class Formulation(ABC):
     """Builds MED models for the metric families it registers for."""
 
@@ -62,6 +90,14 @@ class Formulation(ABC):
     def preferred_solver(self, instance) -> str | None:
         """The solver to use when none is asked for (None: the driver's default)."""
         return None
+
+    def model_size(self, instance, strategy: str) -> ModelSize:
+        """The size of ``strategy``'s models on ``instance`` (ModelSize).  This default counts the
+        grade variables and their one-grade rows, which every model has; a formulation whose models
+        grow faster says so."""
+        n, grades = len(instance.unjudged), instance.max_grade
+        return ModelSize(3 * grade_variables(instance),
+                         what=f"{n:,} unjudged document{'s' * (n != 1)} x {grades:,} grades")
 
     def seeds(self, instance, direction: str) -> Iterable[dict]:
         """Cheap candidate assignments (unjudged doc -> grade); the driver re-scores each."""
@@ -86,6 +122,11 @@ class DirectModel(ABC):
     @abstractmethod
     def build_direct(self, instance, direction: str):
         """A model whose maximum is the direction's largest score difference."""
+
+    def direct_matrix(self, instance, direction: str) -> "DirectMatrix | None":
+        """Optional: the same model in matrix form, built without Pyomo.  None: the driver compiles
+        ``build_direct``."""
+        return None
 
 
 class CompactModel(ABC):

@@ -97,10 +97,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from math import comb
 
 import pyomo.environ as pyo
 
-from .base import CompactModel, DirectModel, Formulation, register
+from ..limits import check_time
+from .base import CompactModel, DirectModel, Formulation, ModelSize, grade_variables, register
 from ..modeling import direction_sign, grade_indicator, new_model
 
 STOPPED = None  # the "state" after a stopping class: nothing below counts
@@ -145,6 +147,7 @@ class CascadeStates:
         self.before: list[list[tuple]] = []  # before[i - 1]: states reachable just before rank i
         states = [(0,) * len(self.partial)]
         for doc in ranking:
+            check_time()  # up to O(k^(p+1)) states in all: checked rank by rank (limits.py)
             self.before.append(states)
             successors = (self.next_state(n, o) for n in states for o in self.classes_at(doc))
             states = [n for n in dict.fromkeys(successors) if n is not STOPPED]
@@ -196,6 +199,31 @@ class Cascade(Formulation, DirectModel, CompactModel):
 
     def strategies(self, instance):
         return ("direct", "compact")
+
+    def model_size(self, instance, strategy):
+        """Direct: the states, at most C(u + p, p) before a rank with u unjudged documents above it (p
+        partial classes open to them), each with its s, an arc t per open class and their rows.
+        Compact: a few variables and rows per rank and grade."""
+        if strategy != "direct":
+            ranks = len(instance.a) + len(instance.b)
+            return ModelSize(12 * ranks * instance.max_grade + 3 * grade_variables(instance),
+                             what=f"{ranks:,} ranks x {instance.max_grade:,} grades")
+        if self.extreme_grades and not instance.limits:  # unjudged documents at grade 0 or G only
+            metric, grading = instance.metric, instance.grading
+            top = (1.0 if metric.is_relevant(instance.max_grade) else 0.0) if metric.family == "RR" \
+                else metric.gain(instance.max_grade, grading)
+            stops = {0.0, top}
+        else:
+            stops = {cls.stop for cls in stop_classes(instance)}
+        partial = sum(1 for stop in stops if stop not in (0.0, 1.0))
+        states = 0
+        for ranking in (instance.a, instance.b):
+            unjudged_above = 0
+            for doc in ranking:
+                states += comb(unjudged_above + partial, partial)
+                unjudged_above += doc not in instance.judgments
+        return ModelSize(states * (3 + 4 * len(stops)) + 3 * grade_variables(instance),
+                         what=f"{states:,} cascade states")
 
     def build_direct(self, instance, direction):
         m = new_model(instance, direction, "state-expanded cascade MILP")

@@ -30,7 +30,6 @@ The default strategy while the profile grid has at most 4,000,000 points.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,7 +38,7 @@ import pyomo.environ as pyo
 
 from ..errors import MedoptError
 from ..metrics.base import log2_discount
-from .base import Case, CaseModels, DinkelbachModels, Formulation, register
+from .base import Case, CaseModels, DinkelbachModels, Formulation, ModelSize, grade_variables, register
 from ..instance import judged_count
 from ..modeling import count_at_least, direction_sign, gain_at, new_model
 
@@ -88,10 +87,24 @@ class NDCG(Formulation, CaseModels, DinkelbachModels):
             return ("dinkelbach", "enumerate")
         return ("enumerate", "dinkelbach")
 
+    def model_size(self, instance, strategy):
+        """C_g = J_g + sum_{h >= g} x[d, h] over the unjudged documents, one count per grade: n G (G + 1) / 2
+        entries in the profile (or unary) rows, which dominate once G is large; the Dinkelbach model's
+        unary u[g, m] add a few per grade variable."""
+        n, grades = len(instance.unjudged), instance.max_grade
+        return ModelSize(n * grades * (grades + 1) // 2 + 10 * grade_variables(instance),
+                         what=f"{n:,} unjudged document{'s' * (n != 1)} x {grades:,} grades, counted per grade")
+
     def grid_size(self, instance) -> int:
-        k, free = depth_of_ideal(instance), len(instance.unjudged)
-        return math.prod(min(k, judged_count(instance, g) + free) - min(k, judged_count(instance, g)) + 1
-                         for g in range(1, instance.max_grade + 1))
+        """Candidate profiles (the product over grades of the counts each C_g can take); once past
+        MAX_PROFILE_GRID, some number above it (the exact product grows without bound in G)."""
+        k, free, size = depth_of_ideal(instance), len(instance.unjudged), 1
+        for g in range(1, instance.max_grade + 1):
+            judged = judged_count(instance, g)
+            size *= min(k, judged + free) - min(k, judged) + 1
+            if size > MAX_PROFILE_GRID:
+                break
+        return size
 
     def _base(self, instance, direction, name):
         m = new_model(instance, direction, name)

@@ -24,13 +24,15 @@ R = 0 means no relevant document: both scores and the difference are 0.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from math import comb
 
 import pyomo.environ as pyo
 
 from ..metrics import parse_metric
-from .base import (CappedRatio, Case, CaseModels, DinkelbachMatrix, DinkelbachModels, DirectModel, Formulation,
-                   register)
+from .base import (CappedRatio, Case, CaseModels, DinkelbachMatrix, DinkelbachModels, DirectMatrix, DirectModel,
+                   Formulation, ModelSize, grade_variables, register)
 from ..instance import judged_count
+from ..limits import Ticker, check_time
 from ..modeling import (LinearModel, binaries, binary_and, count_at_least, direction_sign, equal, expression,
                         new_model, relevant_at, row, rows, total)
 
@@ -41,6 +43,7 @@ def pair_weights(instance, direction) -> dict:
     weights = {}
     for ranking, side in ((instance.a, sign), (instance.b, -sign)):
         for i, later in enumerate(ranking, start=1):
+            check_time()  # O(k^2) in all: the deadline is checked rank by rank (limits.py)
             for earlier in ranking[: i - 1]:
                 if earlier in instance.judgments or later in instance.judgments:
                     continue
@@ -55,7 +58,9 @@ def relevance_products(m, instance, direction):
     Under rank dominance (reductions.reduce) grade(d) >= grade(e) makes b_d b_e = b_e:
     such a pair needs no product variable, its weight goes to b_e's linear term."""
     weights, m.dominated_weight = {}, {}
+    tick = Ticker()
     for (d, e), w in pair_weights(instance, direction).items():
+        tick()
         if abs(w) <= 1e-15:
             continue
         lower = e if instance.dominates(d, e) else d if instance.dominates(e, d) else None
@@ -79,20 +84,28 @@ def numerator_expression(m, instance, direction):
     (constants, or one relevance times the judged relevant documents ranked above), and every pair
     of unjudged documents once with its net weight."""
     sign, judgments, relevant = direction_sign(direction), instance.judgments, instance.metric.is_relevant
-    total = 0
+    numerator = 0
     for ranking, side in ((instance.a, sign), (instance.b, -sign)):
         judged_above, unjudged_above = 0, []  # judged relevant / unjudged documents ranked above
         for i, doc in enumerate(ranking, start=1):
+            check_time()
             weight = side / i
             if doc not in judgments:
-                total += relevant_at(m, instance, doc) * (weight * (1 + judged_above))
+                numerator += relevant_at(m, instance, doc) * (weight * (1 + judged_above))
                 unjudged_above.append(doc)
             elif relevant(judgments[doc]):
-                total += weight * (1 + judged_above)
-                total += sum(relevant_at(m, instance, e) for e in unjudged_above) * weight
+                numerator += weight * (1 + judged_above)
+                numerator += sum(relevant_at(m, instance, e) for e in unjudged_above) * weight
                 judged_above += 1
-    total += sum(w * relevant_at(m, instance, d) for d, w in m.dominated_weight.items())
-    return total + sum(w * m.both_relevant[k] for k, w in m.pair_weight.items())
+    numerator += sum(w * relevant_at(m, instance, d) for d, w in m.dominated_weight.items())
+    tick = Ticker()  # one term per product: hundreds of thousands at depth 1000
+
+    def products():
+        for k, w in m.pair_weight.items():
+            tick()
+            yield w * m.both_relevant[k]
+
+    return numerator + total(products())  # one sum node (modeling.total), not a chain of them
 
 
 @dataclass(frozen=True)
@@ -115,6 +128,19 @@ class PrecisionSums(Formulation, DirectModel, CaseModels, DinkelbachModels, Capp
         depth = max(len(instance.a), len(instance.b))
         return "cpsat" if instance.metric.family == "AP" and depth >= 50 else None
 
+    def model_size(self, instance, strategy):
+        """The products y[d, e] dominate: one per pair of unjudged documents of a cut list (a pair in
+        both lists has one), each with its column, up to two rows over y and the two relevances (a
+        grade variable per grade >= rel each) and an objective entry."""
+        unjudged = set(instance.unjudged)
+        in_a, in_b = (sum(1 for d in ranking if d in unjudged) for ranking in (instance.a, instance.b))
+        in_both = len(unjudged.intersection(instance.a).intersection(instance.b))
+        pairs = comb(in_a, 2) + comb(in_b, 2) - comb(in_both, 2)
+        relevance = max(0, instance.max_grade - instance.metric.p("rel") + 1)
+        return ModelSize(pairs * (4 + 2 * relevance) + 6 * grade_variables(instance),
+                         "pyomo" if strategy == "enumerate" else "matrix",
+                         what=f"{pairs:,} products of pairs of unjudged documents")
+
     def strategies(self, instance):
         if instance.metric.family == "SSP":
             return ("direct",)
@@ -136,6 +162,18 @@ class PrecisionSums(Formulation, DirectModel, CaseModels, DinkelbachModels, Capp
         m.objective = pyo.Objective(expr=numerator * (1.0 / instance.metric.cutoff), sense=pyo.maximize,
                                     doc="maximise SP(better)/k - SP(other)/k")
         return m
+
+    def direct_matrix(self, instance, direction):
+        """build_direct's model from the same code, written with modeling.LinearModel instead of
+        Pyomo: the same rows, row for row (tests/test_limits.py::test_ssp_direct_matrix_is_the_pyomo_model),
+        built in a fraction of the time and with deadline checks all the way (Pyomo's build and
+        compile of an SSP@1000 model took ~12 s per direction: docs/limits.md#time-limits)."""
+        m = LinearModel(instance)
+        numerator, _ = self._base(m, instance, direction)
+        matrix = m.matrix()
+        c, constant = m.vector(numerator)
+        matrix.c, matrix.offset = c * (1.0 / instance.metric.cutoff), constant * (1.0 / instance.metric.cutoff)
+        return DirectMatrix(matrix, m.assignment)
 
     # -- AP: ratio -------------------------------------------------------------
     def build_case(self, instance, direction, case):

@@ -119,12 +119,13 @@ scored at once.
 from __future__ import annotations
 
 from itertools import product
+from math import comb
 
 import pyomo.environ as pyo
 
 from ..instance import judged_count
 from ..modeling import count_at_least, direction_sign, new_model
-from .base import CaseModels, Formulation, register
+from .base import CaseModels, Formulation, ModelSize, grade_variables, register
 from .q_boxes import ProfileBoxes
 from .q_profiles import depth, profile_case, profile_grades, reachable, zero_case
 from .q_terms import CaseTerms
@@ -138,6 +139,26 @@ class QMeasure(Formulation, CaseModels, ProfileBoxes):
 
     def strategies(self, instance):
         return ("enumerate", "boxes")
+
+    def model_size(self, instance, strategy):
+        """The products y[d, e, g] dominate: one per ordered pair of unjudged documents (e above d in a
+        list; for the boxes' profile template every pair) and product grade, three rows each; the
+        prefix cuts count the products above each rank.  The box templates (both kept by the box
+        search) also hold each list's score terms as dense vectors over their columns."""
+        unjudged, grades = set(instance.unjudged), instance.max_grade
+        n = len(unjudged)
+        relevance = max(0, grades - instance.metric.p("rel") + 1)
+        listed = sum(comb(sum(1 for d in ranking if d in unjudged), 2) for ranking in (instance.a, instance.b))
+        pairs = listed if strategy == "enumerate" else listed + n * (n - 1)
+        products = pairs * grades
+        cuts = pairs * grades * grades  # at most G profile grades, each cut summing G products per pair
+        cut_rows = 4 * (len(instance.a) + len(instance.b) + n) * grades  # upper and lower, per rank or document
+        entries = products * (4 + 3 * relevance) + 2 * cuts + cut_rows * (relevance + 1) + 6 * grade_variables(instance)
+        # the box template's columns (the listed pairs' products) and the profile template's (every pair's)
+        columns = (listed * grades + grade_variables(instance)) + (products + grade_variables(instance))
+        dense = (len(instance.a) + len(instance.b)) * columns if strategy == "boxes" else 0
+        return ModelSize(entries, "matrix" if strategy == "boxes" else "pyomo", dense,
+                         what=f"{products:,} products of unjudged documents and grades")
 
     def cases(self, instance):
         rel, top, n, cap = instance.metric.p("rel"), instance.max_grade, len(instance.unjudged), depth(instance)

@@ -27,6 +27,7 @@ import time
 
 from ..bounds import trivial_bound
 from ..instance import Instance
+from ..limits import check_time
 from ..metrics.base import count_relevant
 from ..result import MedResult, certify
 
@@ -149,6 +150,7 @@ def greedy_path(problem: SumOfPrecisions, candidates=None) -> tuple[float, list]
     if problem.relevant_grade is None:
         return best_value, best_docs
     while remaining:
+        check_time()  # O(n) moves of O(n + k) each: under a deadline (a warm start, tabu), checked per move
         gains = [problem.gain(d, weights_better, weights_worse) for d in remaining]
         largest = max(gains)
         if largest <= IMPROVEMENT:

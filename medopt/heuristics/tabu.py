@@ -38,6 +38,7 @@ import time
 
 from ..errors import MedoptError
 from ..instance import Instance
+from ..limits import OutOfTime, deadline_after, expired, until
 from ..result import MedResult, certify
 from ..bounds import trivial_bound
 from .greedy import SumOfPrecisions, greedy_path
@@ -82,6 +83,8 @@ def tabu_run(problem: SumOfPrecisions, variables: list, start: list, iterations:
         return best_value, best_docs
     tabu_until = dict.fromkeys(variables, 0)
     for iteration in range(1, iterations + 1):
+        if expired():  # the time limit: the best state so far stands
+            break
         weights_better, weights_worse, numerator = problem.weights()
         count = problem.relevant_count
         admissible, fallback = [], []
@@ -127,6 +130,8 @@ def tabu_direction(problem: SumOfPrecisions, *, rng: random.Random, iterations: 
     run_tenure = default_tenure(len(variables)) if tenure is None else tenure
     best_value, best_docs = -float("inf"), []
     for start in starts:
+        if expired() and best_value > -float("inf"):
+            break
         value, docs = tabu_run(problem, variables, start, iterations, run_tenure, rng)
         if value > best_value:
             best_value, best_docs = value, docs
@@ -135,9 +140,17 @@ def tabu_direction(problem: SumOfPrecisions, *, rng: random.Random, iterations: 
 
 
 def tabu(instance: Instance, *, seed: int = 0, iterations: int = DEFAULT_ITERATIONS, tenure: int | None = None,
-         restarts: int = DEFAULT_RESTARTS) -> MedResult:
-    """Tabu search for MED-SSP@k, MED-AP@k, MED-AP(norm=min)@k (and uncut AP); deterministic for a ``seed``."""
+         restarts: int = DEFAULT_RESTARTS, time_limit: float | None = None) -> MedResult:
+    """Tabu search for MED-SSP@k, MED-AP@k, MED-AP(norm=min)@k (and uncut AP); deterministic for a
+    ``seed``.  With ``time_limit`` (seconds) the search stops when it is up and the best
+    assignment found so far is the answer (``details["timed_out"]``)."""
     started = time.perf_counter()
+    with until(deadline_after(time_limit)):
+        return _tabu(instance, started, seed, iterations, tenure, restarts)
+
+
+def _tabu(instance: Instance, started: float, seed: int, iterations: int, tenure: int | None,
+          restarts: int) -> MedResult:
     _integer("seed", seed, -(2 ** 63))
     _integer("iterations", iterations, 1)
     _integer("restarts", restarts, 0)
@@ -147,11 +160,17 @@ def tabu(instance: Instance, *, seed: int = 0, iterations: int = DEFAULT_ITERATI
     best, details = None, {"seed": seed, "iterations": iterations, "restarts": restarts}
     for direction in ("a", "b"):
         problem = SumOfPrecisions(instance, direction)
-        value, docs, info = tabu_direction(problem, rng=rng, iterations=iterations, tenure=tenure,
-                                           restarts=restarts)
+        try:
+            value, docs, info = tabu_direction(problem, rng=rng, iterations=iterations, tenure=tenure,
+                                               restarts=restarts)
+        except OutOfTime:  # the time limit struck in the greedy start of this direction
+            continue
         details[direction] = info
         if best is None or value > best[0]:
             best = (value, direction, problem.assignment(docs))
+    details["timed_out"] = expired()
+    if best is None:  # out of time before any search: the all-zero assignment
+        best = (None, "a", {d: 0 for d in instance.unjudged})
     value, direction, assignment = best
     return certify(instance, assignment, direction, upper_bound=trivial_bound(instance), status="heuristic",
                    method="tabu", solver=None, started=started, claimed=value, details=details)

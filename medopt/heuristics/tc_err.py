@@ -67,8 +67,12 @@ def _integer(name: str, value, low: int) -> int:
     return value
 
 
-def tc_err(instance: Instance, *, p: int = DEFAULT_P, depth: int = DEFAULT_DEPTH) -> MedResult:
+def tc_err(instance: Instance, *, p: int = DEFAULT_P, depth: int = DEFAULT_DEPTH,
+           time_limit: float | None = None) -> MedResult:
+    """With ``time_limit`` (seconds) the search stops when it is up (``details["timed_out"]``)."""
     started = time.perf_counter()
+    deadline = None if time_limit is None else started + time_limit
+    timed_out = False
     metric, grading = instance.metric, instance.grading
     _integer("p", p, 0)
     _integer("depth", depth, 1)
@@ -88,12 +92,18 @@ def tc_err(instance: Instance, *, p: int = DEFAULT_P, depth: int = DEFAULT_DEPTH
         exhaustive &= len(candidates) == len(bound_docs) and len(bound_docs) <= p
         for size in range(min(p, len(candidates)) + 1):
             for combination in itertools.combinations(candidates, size):
+                if size and deadline is not None and not tried % 256 and time.perf_counter() > deadline:
+                    timed_out = True  # the time limit: the best combination so far stands
+                    break
                 positions_better = [i for i, _ in combination]
                 positions_worse = sorted(rank_worse[d] for _, d in combination)
                 value = lists[0].err_with(positions_better, top_gain) - lists[1].err_with(positions_worse, top_gain)
                 tried += 1
                 if best is None or value > best[0]:
                     best = (value, direction, base, [d for _, d in combination])
+            if timed_out:
+                break
+    exhaustive &= not timed_out
     value, direction, base, chosen = best
     assignment = dict(base)
     assignment.update({d: top_grade for d in chosen})
@@ -101,4 +111,5 @@ def tc_err(instance: Instance, *, p: int = DEFAULT_P, depth: int = DEFAULT_DEPTH
     bound = value if proven else trivial_bound(instance)
     return certify(instance, assignment, direction, upper_bound=bound, status="heuristic", method="tc-err",
                    solver=None, started=started, claimed=value,
-                   details={"combinations": tried, "exhaustive": proven, "p": p, "depth": depth})
+                   details={"combinations": tried, "exhaustive": proven, "p": p, "depth": depth,
+                            "timed_out": timed_out})

@@ -24,6 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..instance import judged_count
+from ..limits import Ticker
 from .matrix import MatrixModel
 
 
@@ -114,6 +115,7 @@ class LinearModel:
 
     def __init__(self, instance):
         self.instance = instance
+        self.tick = Ticker()  # the deadline, checked as columns and rows are added (limits.py)
         self.UNJUDGED = list(instance.unjudged)
         self.GRADES = range(1, instance.max_grade + 1)
         self.labels, self.rows = [], []
@@ -132,6 +134,7 @@ class LinearModel:
                 self.add(self.count_at_least(g, [e]) <= self.count_at_least(g, [d]))  # Pyomo's row for >=
 
     def column(self, label) -> Linear:
+        self.tick()
         self.labels.append(label)
         return Linear(((1.0, len(self.labels) - 1),))
 
@@ -142,6 +145,7 @@ class LinearModel:
 
     def add(self, row: Row) -> int | None:
         """Append a row; its index, or None for a constant row that holds."""
+        self.tick()
         coefficients, constant = row.expression.flat() if isinstance(row.expression, Linear) else ({}, row.expression)
         coefficients = {j: a for j, a in coefficients.items() if a != 0.0}
         if not coefficients:
@@ -170,7 +174,7 @@ class LinearModel:
 
         columns, below_first, below_second, above_both = getattr(self, name), [], [], []
         for key, (u, v) in pairs.items():
-            y = columns[key] = self.column((name, key))
+            y = columns[key] = self.column((name, key))  # (checks the deadline)
             j, first, second = y.parts[0][1], minus(u), minus(v)
             both = dict(first)
             for i, a in second.items():

@@ -8,12 +8,18 @@ Either way the result is a :class:`MatrixModel`.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import MedoptError
+from ..limits import OutOfTime, check_time, remaining
+
+# A Pyomo model's compile (LinearStandardFormCompiler) took at most this many times as long as its
+# build (docs/limits.md#time-limits): a compile the time left cannot cover is not started
+COMPILE_PER_BUILD = 1.5
 
 
 @dataclass
@@ -53,6 +59,10 @@ def compile_model(model) -> MatrixModel:
     """Matrix form of a Pyomo model with one maximised linear objective."""
     from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
 
+    check_time()
+    left, started = remaining(), getattr(model, "build_started", None)
+    if left is not None and started is not None and COMPILE_PER_BUILD * (time.perf_counter() - started) > left:
+        raise OutOfTime  # one call into Pyomo that no deadline check can interrupt: predicted too long
     form = LinearStandardFormCompiler().write(model, mixed_form=True, set_sense=-1)  # -1: maximize
     A = form.A.tocsr()
     n_rows = A.shape[0]

@@ -12,9 +12,12 @@ Judged documents are constants (their capped grade), never variables.
 
 from __future__ import annotations
 
+import time
+
 import pyomo.environ as pyo
 
 from ..instance import Instance, judged_count
+from ..limits import Ticker
 
 
 def direction_sign(direction: str) -> int:
@@ -24,6 +27,7 @@ def direction_sign(direction: str) -> int:
 def new_model(instance: Instance, direction: str, name: str) -> pyo.ConcreteModel:
     """Model with the sets and grade variables every formulation starts from."""
     m = pyo.ConcreteModel(name=f"MED[{instance.metric}] {name}, {'A over B' if direction == 'a' else 'B over A'}")
+    m.build_started = time.perf_counter()  # compile_model predicts its own time from the build's
     m.UNJUDGED = pyo.Set(initialize=list(instance.unjudged), ordered=True, doc="unjudged documents of either top k")
     m.GRADES = pyo.RangeSet(1, instance.max_grade, doc="positive grades")
     m.x = pyo.Var(m.UNJUDGED, m.GRADES, domain=pyo.Binary, doc="x[d,g] = 1 iff document d gets grade g")
@@ -116,7 +120,12 @@ def binary_and(m, name: str, pairs: dict, doc: str, signs: dict | None = None) -
     negative coefficient down to max(0, u + v - 1) = u v, so y >= u + v - 1 suffices.
     Every x keeps its true objective value at the best y and no y can exceed it."""
     keys = list(pairs)
-    sign = (lambda k: signs[k]) if signs is not None else (lambda k: 0)
+    tick = Ticker()  # the rules below run once per product and row: the deadline is checked as they go
+
+    def sign(k):
+        tick()
+        return signs[k] if signs is not None else 0
+
     y = pyo.Var(keys, domain=pyo.Binary, doc=doc)
     m.add_component(name, y)
     m.add_component(f"{name}_le_first", pyo.Constraint(
