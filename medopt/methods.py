@@ -28,9 +28,9 @@ from .instance import Instance
 from .metrics import Metric
 from .result import MedResult
 
-# accepted by every method: the exact solver, enumeration, tabu and tc-err honour it (each stops when
-# it is up and returns the best found, uncertified); the closed forms, Alg. 1 and greedy take no time
-# worth limiting (greedy at depth 1000: half a second)
+# accepted by every method: the exact solver, enumeration, tabu, tc-err and greedy-pairs honour it (each
+# stops when it is up and returns the best found, uncertified); the closed forms, Alg. 1 and greedy take
+# no time worth limiting (greedy at depth 1000: half a second)
 ACCEPTED_BY_ALL = ("time_limit",)
 
 
@@ -94,8 +94,8 @@ REGISTRY: dict[str, Method] = {m.name: m for m in (
     Method("greedy", lambda instance, **_: greedy(instance), computes=family_in("AP"),
            exact_on=lambda instance: False, accepts=no_limits, warm_start=True,
            summary="Moffat's eq. 13 greedy (a lower bound)"),
-    Method("greedy-pairs", lambda instance, **_: greedy_pairs(instance), computes=family_in("AP"),
-           exact_on=lambda instance: False, accepts=no_limits,
+    Method("greedy-pairs", lambda instance, **kw: greedy_pairs(instance, **kw), computes=family_in("AP"),
+           exact_on=lambda instance: False, accepts=no_limits, options=("time_limit",),
            summary="eq. 13's greedy with a look-ahead over pairs of documents (a lower bound)"),
     Method("tabu", lambda instance, **kw: tabu(instance, **kw), computes=family_in("SSP", "AP"),
            exact_on=lambda instance: False, accepts=no_limits,

@@ -20,6 +20,7 @@ import time
 
 from ..bounds import trivial_bound
 from ..instance import Instance
+from ..limits import deadline_after, expired, until
 from ..result import MedResult, certify
 from .greedy import IMPROVEMENT, SumOfPrecisions
 
@@ -43,7 +44,7 @@ def pair_path(problem: SumOfPrecisions) -> tuple[float, list]:
         return best_value, best_docs
     while True:
         remaining = [d for d in problem.docs if not problem.on[d]]
-        if not remaining:
+        if not remaining or expired():  # (the time limit: the best so far stands)
             break
         gains = {d: problem.gain(d, weights_better, weights_worse) for d in remaining}
         single = max(remaining, key=lambda d: gains[d])  # ties: first in order of appearance
@@ -65,13 +66,15 @@ def pair_path(problem: SumOfPrecisions) -> tuple[float, list]:
     return best_value, best_docs
 
 
-def greedy_pairs(instance: Instance) -> MedResult:
-    """Eq. 13's greedy with pair look-ahead, for AP@k, AP and AP(norm=min)@k: a lower bound on MED."""
+def greedy_pairs(instance: Instance, *, time_limit: float | None = None) -> MedResult:
+    """Eq. 13's greedy with pair look-ahead, for AP@k, AP and AP(norm=min)@k: a lower bound on MED.
+    With ``time_limit`` (seconds) each direction's path stops when it is up."""
     started = time.perf_counter()
-    best = None
+    best, deadline = None, deadline_after(time_limit)
     for direction in ("a", "b"):
         problem = SumOfPrecisions(instance, direction)
-        value, docs = pair_path(problem)
+        with until(deadline):
+            value, docs = pair_path(problem)
         if best is None or value > best[0]:
             best = (value, direction, problem.assignment(docs))
     value, direction, assignment = best
