@@ -180,7 +180,7 @@ def build_instance(metric, a, b, judgments=None, *, max_grade=None, gains=None, 
     grading = Grading(grade_top, dict(gains) if gains is not None else None)
     problem = metric.grading_problem(grading)
     if problem is not None:
-        raise MedoptError(f"{metric}: {problem}")
+        raise MedoptError(problem)
     if pad not in ("none", "free"):
         raise MedoptError(f"pad must be 'none' or 'free', got {pad!r}")
     if residual and not hasattr(metric, "tail_weight"):

@@ -7,19 +7,39 @@ exact strategies and the time-limited heuristics catch it and report what they f
 (status ``timeout``, never certified).  Outside ``until`` nothing is ever out of time.  The
 deadline is a context variable: threads and concurrent computations each see their own.
 
-**Size.**  ``MEMORY_LIMIT``: the most a single instance's exact model may be predicted to take
-(exact/driver.py refuses larger ones before building anything, with TooLargeError).
+**Size.**  ``memory_limit()``: the most a single instance's exact model may be predicted to take
+(exact/common.check_memory refuses larger ones before building anything, with TooLargeError):
+2 GB, or the environment's ``MEDOPT_MEMORY_LIMIT_GB``.
 """
 
 from __future__ import annotations
 
+import math
+import os
 import time
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-# bytes one instance's exact model may be predicted to need (the machine: 24 GiB, two cores, a
-# process per core; docs/limits.md#memory)
+from .errors import MedoptError
+
+# bytes one instance's exact model may be predicted to need (the machine measured: 24 GiB, two cores,
+# a process per core; docs/limits.md#memory)
 MEMORY_LIMIT = 2 * 1024 ** 3
+MEMORY_LIMIT_VARIABLE = "MEDOPT_MEMORY_LIMIT_GB"
+
+
+def memory_limit() -> int:
+    """The memory limit per instance in bytes: MEDOPT_MEMORY_LIMIT_GB (gigabytes) when set, else MEMORY_LIMIT."""
+    text = os.environ.get(MEMORY_LIMIT_VARIABLE, "").strip()
+    if not text:
+        return MEMORY_LIMIT
+    try:
+        gigabytes = float(text)
+    except ValueError:
+        gigabytes = math.nan
+    if not (math.isfinite(gigabytes) and gigabytes > 0):
+        raise MedoptError(f"{MEMORY_LIMIT_VARIABLE} must be a positive number of gigabytes, got {text!r}")
+    return int(gigabytes * 2 ** 30)
 
 _DEADLINE: ContextVar[float | None] = ContextVar("medopt_deadline", default=None)
 

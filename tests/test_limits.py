@@ -78,6 +78,7 @@ def test_time_limits_hold_on_other_methods(warm, metric, depth, method, options)
     result, seconds = timed(metric, a, b, {}, method=method, time_limit=1.5, **options)
     assert within(1.5, seconds), seconds
     assert_honest_timeout(result)
+    assert result.upper_bound <= 1.0  # never above the trivial bound (a Dinkelbach bound reached 34)
 
 
 def test_enumeration_honours_a_time_limit():
@@ -201,11 +202,24 @@ def test_models_predicted_too_large_are_refused_at_once(warm, metric, max_grade,
 
 def test_memory_limit_option():
     a, b = deep_pair(30, similarity=0.6)
-    with pytest.raises(TooLargeError, match="more than the 0.0 GB"):
+    with pytest.raises(TooLargeError, match="more than the 0.0 GB allowed"):
         medopt.med("AP@30", a, b, {}, memory_limit=1000)
     assert medopt.med("AP@30", a, b, {}, memory_limit=2 ** 34).certified
     with pytest.raises(MedoptError, match="memory_limit"):
         medopt.med("AP@30", a, b, {}, memory_limit=-1)
+
+
+def test_memory_limit_from_the_environment(monkeypatch):
+    """MEDOPT_MEMORY_LIMIT_GB sets the default (the command line has no option of its own)."""
+    a, b = deep_pair(30, similarity=0.6)
+    monkeypatch.setenv("MEDOPT_MEMORY_LIMIT_GB", "0.000001")
+    with pytest.raises(TooLargeError, match="MEDOPT_MEMORY_LIMIT_GB"):
+        medopt.med("AP@30", a, b, {})
+    monkeypatch.setenv("MEDOPT_MEMORY_LIMIT_GB", "lots")
+    with pytest.raises(MedoptError, match="MEDOPT_MEMORY_LIMIT_GB must be"):
+        medopt.med("AP@30", a, b, {})
+    monkeypatch.setenv("MEDOPT_MEMORY_LIMIT_GB", "16")
+    assert medopt.med("AP@30", a, b, {}).certified
 
 
 def built_entries(formulation, instance, strategy):

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from ..bounds import trivial_bound
 from ..errors import MedoptError, TooLargeError
 from ..instance import Instance
-from ..limits import MEMORY_LIMIT, deadline_after
+from ..limits import MEMORY_LIMIT_VARIABLE, deadline_after, memory_limit as default_memory_limit
 
 
 @dataclass
@@ -97,12 +97,12 @@ def predicted_bytes(size, solver: str) -> int:
 
 def check_memory(instance: Instance, formulation, strategy: str, solver: str, memory_limit: int | None) -> None:
     """TooLargeError, before anything is built, when the strategy's models are predicted to need more
-    than ``memory_limit`` bytes (default limits.MEMORY_LIMIT)."""
-    limit = MEMORY_LIMIT if memory_limit is None else memory_limit
+    than ``memory_limit`` bytes (default limits.memory_limit())."""
+    limit = default_memory_limit() if memory_limit is None else memory_limit
     size = formulation.model_size(instance, strategy)
     need = predicted_bytes(size, solver)
     if need > limit:
         raise TooLargeError(
-            f"MED[{instance.metric}]: the exact model ({size.what}) would need about {need / 2 ** 30:.1f} GB, "
-            f"more than the {limit / 2 ** 30:.1f} GB allowed per instance; use a smaller cutoff or max_grade, "
-            f"a heuristic method, or memory_limit")
+            f"the exact model ({size.what}) would need about {need / 2 ** 30:.1f} GB, more than the "
+            f"{limit / 2 ** 30:.1f} GB allowed per instance: use a smaller cutoff or max_grade, or a heuristic "
+            f"method, or raise the limit (memory_limit=, or {MEMORY_LIMIT_VARIABLE})")

@@ -147,7 +147,8 @@ def exact(instance: Instance, *, solver: str | None = None, time_limit: float | 
     best_direction = max(directions, key=lambda d: directions[d].value)
     best = directions[best_direction]
     proven = all(r.proven for r in directions.values())
-    bound = max(r.bound for r in directions.values())
+    # no difference exceeds the trivial bound (a Dinkelbach step's bound can: lam + F_ub / D_min)
+    bound = min(max(r.bound for r in directions.values()), trivial_bound(instance))
     assignment = best.assignment if best.assignment is not None else {d: 0 for d in instance.unjudged}
     details = {"strategy": strategy, "solves": sum(r.solves for r in directions.values()), "reduced": reduce}
     return certify(instance, assignment, best_direction, upper_bound=bound,

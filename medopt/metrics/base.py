@@ -179,7 +179,8 @@ class Metric(ABC):
         return self.gain(grading.max_grade, grading)
 
     def grading_problem(self, grading: Grading) -> str | None:
-        """Why this metric's arithmetic cannot take ``grading`` (its top grade or gains), or None."""
+        """Why this metric's arithmetic cannot take ``grading`` (its top grade or gains), or None: one
+        line naming the metric family."""
         return None
 
     @abstractmethod

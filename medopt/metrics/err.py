@@ -22,12 +22,12 @@ class ERR(Metric):
     def grading_problem(self, grading) -> str | None:
         """The default gains need 2^G as a float (G <= 1023); explicit gains are stop probabilities."""
         if grading.gains is None and grading.max_grade > MAX_DEFAULT_GRADE:
-            return (f"its default gains (2^g - 1) / 2^G need 2^G as a float, so G <= {MAX_DEFAULT_GRADE}; "
+            return (f"ERR's default gains (2^g - 1) / 2^G need 2^G as a float, so G <= {MAX_DEFAULT_GRADE}; "
                     f"got G = {grading.max_grade:,} (give explicit gains, or a smaller max_grade)")
         if grading.gains is not None:
             for grade in range(1, grading.max_grade + 1):
                 if not 0.0 <= grading.explicit_gain(grade) <= 1.0:
-                    return (f"its gains are stop probabilities, each in [0, 1]; grade {grade} has "
+                    return (f"ERR's gains are stop probabilities, each in [0, 1]; grade {grade} has "
                             f"{grading.explicit_gain(grade)}")
         return None
 
