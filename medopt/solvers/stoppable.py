@@ -28,8 +28,8 @@ import time
 from typing import Callable
 
 POLL = 0.05          # seconds between the waiting thread's checks for a signal
-STOP_WAIT = 0.5      # seconds a stopped solver is given to return
-OVERRUN_GRACE = 0.25  # seconds past its time limit a solver may take before it is stopped
+STOP_WAIT = 0.4      # seconds a stopped solver is given to return
+OVERRUN_GRACE = 0.1  # seconds past its time limit a solver may take before it is stopped
 
 
 class SolverOverran(Exception):
