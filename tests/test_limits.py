@@ -303,6 +303,19 @@ def test_huge_grades_reach_the_guard_quickly(warm):
     assert time.perf_counter() - started < 3
 
 
+def test_a_thousand_grades_with_judgments_run_under_the_time_limit(warm):
+    """nDCG@5, max_grade 1000, some documents judged: the profile grid (small: judged counts fix most
+    grades) was built with one NumPy dimension per grade, an internal error beyond 64."""
+    a, b = ["d1", "d2", "d3", "d4", "d5"], ["d3", "d6", "d1", "d7", "d2"]
+    judged = {"d1": 3, "d3": 1, "d6": 0, "x": 2}
+    result, seconds = timed("nDCG@5", a, b, judged, max_grade=1000, time_limit=1.5)
+    assert within(1.5, seconds)
+    assert_honest_timeout(result)
+    small = medopt.med("nDCG@5", a, b, judged, max_grade=8)
+    assert small.certified and small.value == pytest.approx(
+        medopt.med("nDCG@5", a, b, judged, max_grade=8, method="enumerate").value, abs=1e-12)
+
+
 # -- SSP's direct model without Pyomo ----------------------------------------------------------------
 
 def test_ssp_direct_matrix_is_the_pyomo_model():

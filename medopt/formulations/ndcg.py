@@ -160,8 +160,13 @@ class NDCG(Formulation, CaseModels, DinkelbachModels):
         steps, grades = gain_steps(instance), range(1, instance.max_grade + 1)
         axes = [np.arange(min(k, judged_count(instance, g)), min(k, judged_count(instance, g) + free) + 1)
                 for g in grades]
-        grid = np.stack([a.ravel() for a in np.meshgrid(*axes, indexing="ij")], axis=1)
-        grid = grid[np.all(grid[:, :-1] >= grid[:, 1:], axis=1)]  # C_1 >= C_2 >= ... >= C_G
+        # the product of the axes in meshgrid's order (first axis slowest), one grade at a time (NumPy
+        # arrays have at most 64 dimensions: meshgrid failed at G = 1000), keeping C_1 >= ... >= C_G
+        grid = np.zeros((1, 0), dtype=np.int64)
+        for axis in axes:
+            grid = np.concatenate([np.repeat(grid, len(axis), axis=0), np.tile(axis, len(grid))[:, None]], axis=1)
+            if grid.shape[1] > 1:
+                grid = grid[grid[:, -2] >= grid[:, -1]]
         prefix = np.concatenate([[0.0], np.cumsum([log2_discount(i) for i in range(1, k + 1)])])
         ideal = sum(steps[g] * prefix[grid[:, j]] for j, g in enumerate(grades))
         keep = ideal > 0  # no relevant document: both scores 0
