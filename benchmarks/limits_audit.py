@@ -273,8 +273,10 @@ started = time.perf_counter()
 result = medopt.med(spec["metric"], a, b, {}, max_grade=spec.get("max_grade"), method="exact", solver=solver,
                     time_limit=spec["limit"], memory_limit=2 ** 40, **options)
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+from medopt.exact.common import predicted_bytes
 print(json.dumps({**spec, "solver": solver, "strategy": strategy, "builder": size.builder, "entries": size.entries,
                   "dense": size.dense, "extra_mb": (peak - base) >> 20,
+                  "predicted_mb": predicted_bytes(size, solver) >> 20,
                   "bytes_per_entry": (peak - base - 8 * size.dense) / max(size.entries, 1),
                   "seconds": time.perf_counter() - started, "status": result.status}))
 """
@@ -333,7 +335,7 @@ def calibrate(log) -> None:
         r = rows[0]
         log({"part": "calibrate", **r})
         print(f"  {r['metric']:14} {r['strategy']:10} {r['builder']:6} {r['solver']:5} entries {r['entries']:>10,} "
-              f"extra {r['extra_mb']:>5} MB  {r['bytes_per_entry']:6.0f} B/entry  "
+              f"extra {r['extra_mb']:>5} MB  {r['bytes_per_entry']:6.0f} B/entry  predicted {r['predicted_mb']:>5} MB  "
               f"({r['status']}, {r['seconds']:.1f} s)")
     print("Pyomo: compile time against build time (COMPILE_PER_BUILD)")
     status, out, err, _ = run_child([sys.executable, "-c", COMPILE_CHILD], timeout=1200)

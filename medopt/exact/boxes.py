@@ -104,7 +104,8 @@ def solve_boxes(formulation, instance, direction, solver, clock, start: float = 
                 # a profile whose template makes its LP relaxation tight (the collection cuts): the LP's
                 # optimum bounds the profile, so it settles the profile when it does not beat the cutoff
                 # or when its rounded point, re-scored, reaches it; otherwise the MILP below
-                outcome = session(template).solve(replace(matrix, highs_options={"presolve": "off"}), remaining)
+                outcome = session(template).solve(replace(matrix, highs_options={"presolve": "off"}),
+                                                  clock.remaining())  # (after building the template)
                 result.solves += 1
                 # HiGHS can call an LP optimal with no feasible primal point (primal_solution_status 1 after
                 # unscaling; docs/solvers.md#highs-called-a-profile-lp-optimal-with-no-feasible-point): no
@@ -117,7 +118,7 @@ def solve_boxes(formulation, instance, direction, solver, clock, start: float = 
                         result.bound = max(result.bound, min(inherited, outcome.bound), value)
                         continue
             if single:  # one case: its exact model, solved like solve_cases does
-                outcome = solve(model, solver, remaining, cutoff=cutoff_for(cutoff))
+                outcome = solve(model, solver, clock.remaining(), cutoff=cutoff_for(cutoff))
             else:  # the box's test model at lam: F(lam) <= 0 proves that no assignment of the box beats lam
                 if lp_solver and matrix is not None:  # the LP relaxation: a weaker bound, found much faster
                     # presolve off and the parent's final basis as the start (both faster, the same optima:
@@ -127,9 +128,10 @@ def solve_boxes(formulation, instance, direction, solver, clock, start: float = 
                     if matrix.A.shape[0] <= DEVEX_ROWS:
                         options["simplex_dual_edge_weight_strategy"] = 1  # devex
                     outcome = session(templates).solve(replace(matrix, highs_options=options, basis=start_basis),
-                                                       remaining)
+                                                       clock.remaining())
                 else:
-                    budget = remaining if remaining is None else min(remaining, box_budget)
+                    budget = clock.remaining()
+                    budget = budget if budget is None else min(budget, box_budget)
                     outcome = solve(model, solver, budget, cutoff=0.0 if math.isfinite(cutoff) else None)
                 if not math.isfinite(outcome.bound) and outcome.status == "timeout":
                     box_budget *= 2  # stopped before it had any bound: the next box gets longer

@@ -33,7 +33,7 @@ def solve_cases(formulation, instance, direction, solver, clock, start: float = 
                 result.log.append(("the remaining cases, pruned by their bounds", math.nan, bound))
                 break
             model = formulation.build(instance, direction, case=case)
-            outcome = solve(model, solver, remaining, cutoff=cutoff_for(max(start, result.value)))
+            outcome = solve(model, solver, clock.remaining(), cutoff=cutoff_for(max(start, result.value)))
             result.solves += 1
             if outcome.status == "infeasible":
                 continue
