@@ -95,7 +95,7 @@ def exact(instance: Instance, *, solver: str | None = None, time_limit: float | 
     proved facts, and certified.  ``warm_starts`` are heuristics (instance -> MedResult) whose
     answers seed the search as differences already reached (methods.py picks them).  A direction
     whose models are predicted to need more than ``memory_limit`` bytes (default
-    limits.MEMORY_LIMIT) is refused with TooLargeError before anything is built (check_memory)."""
+    limits.memory_limit()) is refused with TooLargeError before anything is built (check_memory)."""
     started = time.perf_counter()
     if memory_limit is not None and (isinstance(memory_limit, bool) or not isinstance(memory_limit, (int, float))
                                      or not memory_limit > 0):
