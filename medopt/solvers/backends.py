@@ -131,16 +131,18 @@ def _highs(matrix: MatrixModel, time_limit: float | None):
     lp.integrality_ = [highspy.HighsVarType.kInteger if i else highspy.HighsVarType.kContinuous
                        for i in matrix.integer]
     h.passModel(lp)
-    # Ctrl-C stops h's runs, and its time limit holds (_run), except for a small LP: it ends within
+    # Ctrl-C stops h's runs, and its time limit holds (_run), except for a small model: it ends within
     # milliseconds anyway, and a worker thread and interrupt callbacks would cost it several percent
-    small_lp = not matrix.integer.any() and matrix.A.nnz <= INLINE_LP_NONZEROS
-    h.medopt_interrupt = None if small_lp else HighsInterrupt(h)
+    inline = INLINE_MIP_NONZEROS if matrix.integer.any() else INLINE_LP_NONZEROS
+    h.medopt_interrupt = None if matrix.A.nnz <= inline else HighsInterrupt(h)
     return h
 
 
-# an LP with at most this many nonzeros runs in the calling thread, without interrupt callbacks: the
-# Q-measure's box LPs at k = 30 (docs/limits.md#interrupts)
+# a model with at most this many nonzeros runs in the calling thread, without interrupt callbacks:
+# LPs up to the Q-measure's box LPs at k = 30, MIPs up to the AP / AP(norm=min) Dinkelbach steps at
+# k = 20 (docs/limits.md#interrupts)
 INLINE_LP_NONZEROS = 50_000
+INLINE_MIP_NONZEROS = 10_000
 
 
 def _run(h, time_limit: float | None) -> bool:
