@@ -26,7 +26,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fault_cases import GOOD_RUNS, QRELS, cases, listing, run_case  # noqa: E402
 
-from medopt.batch import run_matrix  # noqa: E402
 from medopt.cli import main  # noqa: E402
 from medopt.errors import InputFormatError, MedoptError, TooLargeError  # noqa: E402
 from medopt.store import COLUMNS, ResultStore  # noqa: E402
@@ -252,12 +251,16 @@ def test_output_to_special_files(tmp_path):
 # interrupts: SIGTERM is Ctrl-C (one line, exit 143, the store consistent and resumable)
 
 
-def long_job(folder: Path) -> list:
+ATTEMPT_TOPICS = (200, 800, 3200)  # a job that beat the signal is tried again, longer
+
+
+def long_job(folder: Path, topics: int = 200) -> list:
     from medopt.generate import generate_runs
     from medopt.io.trec import write_run
 
+    folder.mkdir(parents=True, exist_ok=True)
     paths = []
-    for name, rankings in generate_runs(3, 200, 8, seed=11).items():
+    for name, rankings in generate_runs(3, topics, 8, seed=11).items():
         paths.append(str(folder / f"{name}.run"))
         write_run(paths[-1], rankings, name)
     return paths
@@ -274,9 +277,17 @@ def rows_in(store: Path) -> int:
 @pytest.mark.parametrize("engine", [["-j", "1"], ["-j", "2"], ["--engine", "dask", "-j", "2"]],
                          ids=["in-process", "pool", "dask"])
 def test_sigterm_stops_the_job_and_resume_completes_it(tmp_path, engine):
+    for attempt, topics in enumerate(ATTEMPT_TOPICS):
+        if sigterm_then_resume(tmp_path / f"attempt{attempt}", engine, topics):
+            return
+    pytest.fail("the job finished before SIGTERM landed, at every length tried")
+
+
+def sigterm_then_resume(tmp_path: Path, engine: list, topics: int) -> bool:
+    """False when the whole job finished before the signal landed (nothing tested)."""
     import psutil
 
-    paths = long_job(tmp_path)
+    paths = long_job(tmp_path, topics)
     store = tmp_path / "s.sqlite"
     command = [sys.executable, "-m", "medopt.cli", "matrix", *paths, "-m", "AP@6", "--method", "enumerate",
                "--chunk-size", "2", "--store", str(store), "--no-progress", *engine]
@@ -290,32 +301,37 @@ def test_sigterm_stops_the_job_and_resume_completes_it(tmp_path, engine):
     job.wait(timeout=30)
     latency = time.monotonic() - sent
     if job.returncode == 0:
-        pytest.skip("the job finished before SIGTERM landed")
+        return False
     assert job.returncode == 143 and job.stderr.read().strip() == "medopt: interrupted"
     assert latency < 10
     _, alive = psutil.wait_procs(children, timeout=15)
     assert not alive, "workers outlived the job"
     partial = rows_in(store)
-    assert 0 < partial < 3 * 200
+    assert 0 < partial < 3 * topics
     resume = command[:-len(engine)] + ["-j", "2", "--resume"]  # resumable by any engine
     resumed = subprocess.run(resume, capture_output=True, text=True, timeout=180, cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     with ResultStore(store) as results:
         keys = [(r["run_a"], r["run_b"], r["topic"]) for r in results.rows()]
-    assert len(keys) == len(set(keys)) == 3 * 200
+    assert len(keys) == len(set(keys)) == 3 * topics
+    return True
 
 
 def test_sigterm_during_compare(tmp_path):
-    paths = long_job(tmp_path)
-    job = subprocess.Popen([sys.executable, "-m", "medopt.cli", "compare", *paths[:2], "-m", "AP@8", "--method",
-                            "enumerate", "-o", "out.csv"], stderr=subprocess.PIPE, text=True, cwd=tmp_path)
-    time.sleep(1.0)
-    job.send_signal(signal.SIGTERM)
-    job.wait(timeout=30)
-    if job.returncode == 0:
-        pytest.skip("compare finished before SIGTERM landed")
+    for attempt, topics in enumerate(ATTEMPT_TOPICS):
+        folder = tmp_path / f"attempt{attempt}"
+        paths = long_job(folder, topics)
+        job = subprocess.Popen([sys.executable, "-m", "medopt.cli", "compare", *paths[:2], "-m", "AP@8", "--method",
+                                "enumerate", "-o", "out.csv"], stderr=subprocess.PIPE, text=True, cwd=folder)
+        time.sleep(1.0)
+        job.send_signal(signal.SIGTERM)
+        job.wait(timeout=60)
+        if job.returncode != 0:
+            break
+    else:
+        pytest.fail("compare finished before SIGTERM landed, at every length tried")
     assert job.returncode == 143 and job.stderr.read().strip() == "medopt: interrupted"
-    assert not (tmp_path / "out.csv").exists() and not list(tmp_path.glob(".out.csv*"))
+    assert not (folder / "out.csv").exists() and not list(folder.glob(".out.csv*"))
 
 
 # ---------------------------------------------------------------------------
