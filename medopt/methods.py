@@ -49,7 +49,8 @@ class Method:
         """None when the method can run on ``instance``, else why not."""
         if not self.computes(instance.metric):
             return f"method {self.name!r} does not compute MED for {instance.metric}"
-        return self.accepts(instance)
+        reason = self.accepts(instance)
+        return None if reason is None else f"method {self.name!r} cannot compute MED[{instance.metric}]: {reason}"
 
 
 def no_limits(instance: Instance) -> str | None:
@@ -141,8 +142,7 @@ def run(method: Method, instance: Instance, options: dict, *, chosen_by_auto: bo
     are dropped: they were meant for whichever method auto would pick (e.g. a solver)."""
     reason = method.supports(instance)
     if reason is not None:
-        raise MedoptError(f"method {method.name!r} cannot compute MED[{instance.metric}]: {reason}"
-                          if not reason.startswith("method") else reason)
+        raise MedoptError(reason)
     given = {k: v for k, v in options.items() if v is not None}
     taken = set(method.options) | set(ACCEPTED_BY_ALL)
     unknown = sorted(set(given) - taken)

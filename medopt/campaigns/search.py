@@ -178,25 +178,22 @@ def search(metric, heuristic: Heuristic, *, k: int, seed: int = 0, budget: int |
 
     def relative(point: Point):
         """(relative gap, gap, slack, heuristic value, MED) of a point; None when a method refuses it."""
-        judgments = generator_judgments(point)
+        judgments = point.judgments(outside_grade)
         report.evaluated += 1
         try:
-            found = api.med(metric, point.a, point.b, judgments, max_grade=point.max_grade,
-                            method=heuristic.name, **heuristic.options)
+            answer = api.med(metric, point.a, point.b, judgments, max_grade=point.max_grade,
+                             method=heuristic.name, **heuristic.options)
             oracle = api.med(metric, point.a, point.b, judgments, max_grade=point.max_grade,
                              method="enumerate").value
         except MedoptError:
             report.skipped += 1
             return None
-        gap = oracle - found.value
+        gap = oracle - answer.value
         gap = gap if gap > TOLERANCE else 0.0  # rounding noise must not outrank the slack
         instance = build_instance(metric, point.a, point.b, judgments, max_grade=point.max_grade)
         margin = MARGINS.get(heuristic.name)
-        slack = margin(instance, found) if margin else two_change_slack(instance, found.assignment, found.value)
-        return (gap / oracle if oracle > TOLERANCE else 0.0), gap, slack, found.value, oracle
-
-    def generator_judgments(point: Point) -> dict:
-        return point.judgments(outside_grade)
+        slack = margin(instance, answer) if margin else two_change_slack(instance, answer.assignment, answer.value)
+        return (gap / oracle if oracle > TOLERANCE else 0.0), gap, slack, answer.value, oracle
 
     order = FAVOURED.get(heuristic.name, tuple(generators)) if generators == GENERATORS else tuple(generators)
     starts = 0
@@ -232,7 +229,7 @@ def search(metric, heuristic: Heuristic, *, k: int, seed: int = 0, budget: int |
     chosen = ranked[:keep] + ([smallest] if smallest is not None and smallest not in ranked[:keep] else [])
     for number, miss in enumerate(chosen):
         case = Case("A", "B", f"search{seed}-{number}", miss.point.a, miss.point.b,
-                    generator_judgments(miss.point), miss.point.max_grade,
+                    miss.point.judgments(outside_grade), miss.point.max_grade,
                     {"search": {"seed": seed, "k": k, "metric": str(metric), "heuristic": str(heuristic)}})
         rows, counterexamples = certify_case(case, metric, [heuristic], settings)
         if rows and rows[0]["verdict"] in ("miss", "above") and counterexamples:

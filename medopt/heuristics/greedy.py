@@ -109,6 +109,11 @@ class SumOfPrecisions:
     def value(self) -> float:
         return self.ratio(self.weights()[2], self.relevant_count)
 
+    def scored_weights(self) -> tuple[list, list, float]:
+        """Eq. 13 weights of both lists and the current ratio (the difference the greedy tracks)."""
+        weights_better, weights_worse, numerator = self.weights()
+        return weights_better, weights_worse, self.ratio(numerator, self.relevant_count)
+
     # -- moves --------------------------------------------------------------
     def flip(self, doc) -> None:
         state = not self.on[doc]
@@ -144,8 +149,7 @@ def greedy_path(problem: SumOfPrecisions, candidates=None) -> tuple[float, list]
     """
     remaining = list(problem.docs if candidates is None else candidates)
     remaining = [d for d in remaining if not problem.on[d]]
-    weights_better, weights_worse, numerator = problem.weights()
-    best_value = problem.ratio(numerator, problem.relevant_count)
+    weights_better, weights_worse, best_value = problem.scored_weights()
     best_docs = problem.relevant_docs()
     if problem.relevant_grade is None:
         return best_value, best_docs
@@ -157,8 +161,7 @@ def greedy_path(problem: SumOfPrecisions, candidates=None) -> tuple[float, list]
             break  # no document raises the better list's lead any more
         doc = remaining.pop(gains.index(largest))  # ties: first in order of appearance
         problem.flip(doc)
-        weights_better, weights_worse, numerator = problem.weights()
-        value = problem.ratio(numerator, problem.relevant_count)
+        weights_better, weights_worse, value = problem.scored_weights()
         if value > best_value:
             best_value, best_docs = value, problem.relevant_docs()
     return best_value, best_docs

@@ -38,8 +38,8 @@ def interaction(problem: SumOfPrecisions, d, e) -> float:
 
 def pair_path(problem: SumOfPrecisions) -> tuple[float, list]:
     """The greedy with pair look-ahead from the problem's current state: (best ratio, its documents)."""
-    weights_better, weights_worse, numerator = problem.weights()
-    best_value, best_docs = problem.ratio(numerator, problem.relevant_count), problem.relevant_docs()
+    weights_better, weights_worse, best_value = problem.scored_weights()
+    best_docs = problem.relevant_docs()
     if problem.relevant_grade is None:
         return best_value, best_docs
     while True:
@@ -59,8 +59,7 @@ def pair_path(problem: SumOfPrecisions) -> tuple[float, list]:
             chosen = [best_pair[1], best_pair[2]]
         for doc in chosen:
             problem.flip(doc)
-        weights_better, weights_worse, numerator = problem.weights()
-        value = problem.ratio(numerator, problem.relevant_count)
+        weights_better, weights_worse, value = problem.scored_weights()
         if value > best_value:
             best_value, best_docs = value, problem.relevant_docs()
     return best_value, best_docs

@@ -33,12 +33,7 @@ def check_output_file(path, what: str = "") -> None:
         if not os.access(path, os.W_OK):
             raise MedoptError(f"{shown}: not writable")
         return
-    parent = path.parent
-    if not parent.exists():
-        raise MedoptError(f"{shown}: no such directory: {parent}")
-    if not parent.is_dir():
-        raise MedoptError(f"{shown}: {parent} is not a directory")
-    _probe(parent, shown)
+    _check_parent(path.parent, shown)
 
 
 def check_output_directory(path, what: str = "") -> None:
@@ -51,7 +46,11 @@ def check_output_directory(path, what: str = "") -> None:
             raise MedoptError(f"{shown}: exists and is not a directory")
         _probe(path, shown)
         return
-    parent = path.parent
+    _check_parent(path.parent, shown)
+
+
+def _check_parent(parent: Path, shown: str) -> None:
+    """The directory a new file or directory would be made in: it exists, is one, and is writable."""
     if not parent.exists():
         raise MedoptError(f"{shown}: no such directory: {parent}")
     if not parent.is_dir():

@@ -54,17 +54,21 @@ class TopicReport:
 # reading
 
 
-def _fields(path: str | os.PathLike) -> Iterator[tuple[int, list[str]]]:
-    """Yield ``(line_number, whitespace-separated fields)`` for each non-blank line."""
+def open_input(path: str | os.PathLike):
+    """``open(path, "rb")``; a missing, directory or unopenable path is an InputFormatError naming it."""
     try:
-        raw = open(path, "rb")
+        return open(path, "rb")
     except FileNotFoundError:
         raise InputFormatError(path, None, "no such file") from None
     except IsADirectoryError:
         raise InputFormatError(path, None, "is a directory, not a file") from None
     except OSError as exc:
         raise InputFormatError(path, None, f"cannot open: {exc.strerror or exc}") from None
-    with raw:
+
+
+def _fields(path: str | os.PathLike) -> Iterator[tuple[int, list[str]]]:
+    """Yield ``(line_number, whitespace-separated fields)`` for each non-blank line."""
+    with open_input(path) as raw:
         stream = gzip.GzipFile(fileobj=raw) if raw.peek(2)[:2] == b"\x1f\x8b" else raw
         number = 0
         try:
@@ -170,15 +174,11 @@ def read_qrels(path: str | os.PathLike) -> dict[str, dict[str, int]]:
 
 def file_sha256(path: str | os.PathLike) -> str:
     """SHA-256 of a file's bytes; a missing or unreadable file is an InputFormatError naming it."""
-    try:
-        with open(path, "rb") as handle:
+    with open_input(path) as handle:
+        try:
             return hashlib.sha256(handle.read()).hexdigest()
-    except FileNotFoundError:
-        raise InputFormatError(path, None, "no such file") from None
-    except IsADirectoryError:
-        raise InputFormatError(path, None, "is a directory, not a file") from None
-    except OSError as exc:
-        raise InputFormatError(path, None, f"cannot open: {exc.strerror or exc}") from None
+        except OSError as exc:
+            raise InputFormatError(path, None, f"cannot open: {exc.strerror or exc}") from None
 
 
 # ---------------------------------------------------------------------------
