@@ -1,4 +1,5 @@
-"""The Python API: ``medopt.med`` and ``medopt.score``."""
+"""The Python API: ``medopt.med``, ``medopt.score`` and the ranges of SPEC 7,
+``medopt.difference_range`` and ``medopt.score_range``."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from . import methods
 from .errors import MedoptError
 from .instance import RelevanceLimit, build_instance
 from .metrics import parse_metric
-from .result import MedResult
+from .result import MedResult, RangeResult
 
 
 def med(metric, a: Sequence[str], b: Sequence[str], judgments: Mapping[str, int] | None = None, *,
@@ -29,16 +30,59 @@ def med(metric, a: Sequence[str], b: Sequence[str], judgments: Mapping[str, int]
     started = time.perf_counter()
     instance = build_instance(metric, a, b, judgments, max_grade=max_grade, gains=gains, pad=pad,
                               residual=residual, limits=limits)
+    return _run(instance, method, solver, time_limit, options, started, ranges=False)
+
+
+def difference_range(metric, a: Sequence[str], b: Sequence[str], judgments: Mapping[str, int] | None = None, *,
+                     max_grade: int | None = None, gains: Mapping[int, float] | None = None, method: str = "auto",
+                     solver: str | None = None, time_limit: float | None = None, pad: str = "none",
+                     residual: bool = False, limits: Sequence[RelevanceLimit] = (), **options) -> RangeResult:
+    """[low, high] = [min, max] of M(a) - M(b) over every assignment of grades to the unjudged
+    documents of both lists, a shared document taking one grade (SPEC 7); each end with its own
+    assignment, proven bound and certificate.  MED = max(high, -low).  Keywords as for ``med``;
+    ``method`` is ``auto`` or a method that gives exact ends (closed-form, exact, enumerate)."""
+    started = time.perf_counter()
+    instance = build_instance(metric, a, b, judgments, max_grade=max_grade, gains=gains, pad=pad,
+                              residual=residual, limits=limits)
+    return _run(instance, method, solver, time_limit, options, started, ranges=True)
+
+
+def score_range(metric, ranking: Sequence[str], judgments: Mapping[str, int] | None = None, *,
+                max_grade: int | None = None, gains: Mapping[int, float] | None = None, method: str = "auto",
+                solver: str | None = None, time_limit: float | None = None, residual: bool = False,
+                limits: Sequence[RelevanceLimit] = (), **options) -> RangeResult:
+    """[min, max] of M(ranking) over every assignment of grades to its unjudged documents (SPEC 7).
+
+    It is the difference range of ``ranking`` against an empty ranking, which scores 0 under every
+    assignment for every metric (SPEC 3: no rank contributes), and whose documents, none, invent
+    no relevant document: the collection is the judged documents plus those of ``ranking``.  With
+    ``residual`` (RBP), the ranks after the ranking's end are unknown as well: they add between 0
+    and their whole weight, so the high end (and its bound) rises by that weight (cwl_eval's
+    residual)."""
+    started = time.perf_counter()
+    instance = build_instance(metric, ranking, (), judgments, max_grade=max_grade, gains=gains, limits=limits)
+    if residual and not hasattr(instance.metric, "tail_weight"):
+        raise MedoptError(f"residual applies to RBP only, not {instance.metric}")
+    result = _run(instance, method, solver, time_limit, options, started, ranges=True)
+    result.kind = "score"
+    if residual:
+        tail = instance.metric.tail_weight(len(instance.full_a))
+        result.high, result.high_bound = result.high + tail, result.high_bound + tail
+        result.details["residual"] = tail
+    return result
+
+
+def _run(instance, method: str, solver, time_limit, options: dict, started: float, *, ranges: bool):
     if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, (int, float))
                                    or not time_limit > 0):
         raise MedoptError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
     if time_limit == math.inf:
         time_limit = None
-    chosen = methods.auto(instance) if method == "auto" else methods.get(method)
+    chosen = methods.auto(instance, ranges=ranges) if method == "auto" else methods.get(method)
     if time_limit is not None:  # the limit counts from this call: what the choice took (imports) is spent
         time_limit = max(0.0, time_limit - (time.perf_counter() - started))
     return methods.run(chosen, instance, dict(options, solver=solver, time_limit=time_limit),
-                       chosen_by_auto=method == "auto")
+                       chosen_by_auto=method == "auto", ranges=ranges)
 
 
 def score(metric, ranking: Sequence[str], grades: Mapping[str, int], *, max_grade: int | None = None,

@@ -17,16 +17,16 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .errors import MedoptError
-from .exact.enumeration import DEFAULT_MAX_ASSIGNMENTS, enumerate_med
+from .exact.enumeration import DEFAULT_MAX_ASSIGNMENTS, enumerate_med, enumerate_range
 from .heuristics.alg1 import alg1
-from .heuristics.closed_form import closed_form
+from .heuristics.closed_form import closed_form, closed_form_range
 from .heuristics.greedy import greedy
 from .heuristics.greedy_pairs import greedy_pairs
 from .heuristics.tabu import tabu
 from .heuristics.tc_err import tc_err
 from .instance import Instance
 from .metrics import Metric
-from .result import MedResult
+from .result import MedResult, RangeResult
 
 # accepted by every method: the exact solver, enumeration, tabu, tc-err and greedy-pairs honour it (each
 # stops when it is up and returns the best found, uncertified); the closed forms, Alg. 1 and greedy take
@@ -44,6 +44,7 @@ class Method:
     options: tuple[str, ...] = ()
     warm_start: bool = False                      # a cheap lower bound that seeds the exact search
     summary: str = ""
+    ranges: Callable[..., RangeResult] | None = None  # ranges(instance, **options): both ends (SPEC 7)
 
     def supports(self, instance: Instance) -> str | None:
         """None when the method can run on ``instance``, else why not."""
@@ -71,26 +72,36 @@ def has_formulation(metric: Metric) -> bool:
     return metric.family in FORMULATIONS
 
 
+def _warm_starts(instance: Instance) -> list:
+    return [m.run for m in REGISTRY.values() if m.warm_start and m.supports(instance) is None]
+
+
 def _exact(instance: Instance, **options) -> MedResult:
     """The exact driver, seeded by every warm-start heuristic that runs on the instance."""
     from .exact.driver import exact as exact_solve  # Pyomo and the solvers load only when needed
-    seeds = [m.run for m in REGISTRY.values() if m.warm_start and m.supports(instance) is None]
-    return exact_solve(instance, warm_starts=seeds, **options)
+    return exact_solve(instance, warm_starts=_warm_starts(instance), **options)
+
+
+def _exact_range(instance: Instance, **options) -> RangeResult:
+    """Both ends by the exact driver, each direction seeded by the warm-start heuristics' answers."""
+    from .exact.driver import exact_range  # Pyomo and the solvers load only when needed
+    return exact_range(instance, warm_starts=_warm_starts(instance), **options)
 
 
 REGISTRY: dict[str, Method] = {m.name: m for m in (
     Method("closed-form", lambda instance, **_: closed_form(instance), computes=is_dot_product,
-           exact_on=lambda instance: True, accepts=no_limits,
+           exact_on=lambda instance: True, accepts=no_limits, ranges=lambda instance, **_: closed_form_range(instance),
            summary="Tan & Clarke: each unjudged document at G where it helps the better list, else 0"),
     Method("alg1", lambda instance, **_: alg1(instance), computes=family_in("nDCG"),
            exact_on=lambda instance: instance.max_grade == 1, accepts=no_limits, warm_start=True,
            summary="Moffat's Algorithm 1 (exact for binary judgments; graded: a lower bound)"),
     Method("exact", lambda instance, **kw: _exact(instance, **kw),
            computes=has_formulation, exact_on=lambda instance: True,
-           options=("solver", "time_limit", "strategy", "reduce", "memory_limit"),
+           options=("solver", "time_limit", "strategy", "reduce", "memory_limit"), ranges=_exact_range,
            summary="explicit MILP solved by HiGHS or CP-SAT"),
     Method("enumerate", lambda instance, **kw: enumerate_med(instance, **kw), computes=lambda metric: True,
            exact_on=lambda instance: True, options=("max_assignments", "time_limit"),
+           ranges=lambda instance, **kw: enumerate_range(instance, **kw),
            summary=f"brute force over all (G+1)^n assignments; refuses above {DEFAULT_MAX_ASSIGNMENTS:,}"),
     Method("greedy", lambda instance, **_: greedy(instance), computes=family_in("AP"),
            exact_on=lambda instance: False, accepts=no_limits, warm_start=True,
@@ -118,10 +129,11 @@ def get(name: str) -> Method:
     return REGISTRY[name]
 
 
-def auto(instance: Instance) -> Method:
-    """The first method that runs on the instance and is exact on it."""
+def auto(instance: Instance, *, ranges: bool = False) -> Method:
+    """The first method that runs on the instance and is exact on it (with ``ranges``: that gives
+    both ends of a range)."""
     for method in REGISTRY.values():
-        if method.supports(instance) is None and method.exact_on(instance):
+        if method.supports(instance) is None and method.exact_on(instance) and (not ranges or method.ranges):
             return method
     raise MedoptError(f"no exact method for {instance}")  # enumerate computes every metric: unreachable
 
@@ -136,17 +148,22 @@ def heuristics_for(metric: Metric) -> list[Method]:
     return [REGISTRY[name] for name in heuristic_names() if REGISTRY[name].computes(metric)]
 
 
-def run(method: Method, instance: Instance, options: dict, *, chosen_by_auto: bool = False) -> MedResult:
+def run(method: Method, instance: Instance, options: dict, *, chosen_by_auto: bool = False,
+        ranges: bool = False) -> MedResult | RangeResult:
     """Run ``method`` after checking that it supports the instance and takes every option given
     (None counts as not given).  With ``chosen_by_auto``, options the chosen method does not take
-    are dropped: they were meant for whichever method auto would pick (e.g. a solver)."""
+    are dropped: they were meant for whichever method auto would pick (e.g. a solver).  With
+    ``ranges``, both ends of the range (RangeResult) instead of the MED."""
     reason = method.supports(instance)
     if reason is not None:
         raise MedoptError(reason)
+    if ranges and method.ranges is None:
+        exact = ", ".join(name for name, m in REGISTRY.items() if m.ranges)
+        raise MedoptError(f"method {method.name!r} gives no exact range ends (methods that do: {exact})")
     given = {k: v for k, v in options.items() if v is not None}
     taken = set(method.options) | set(ACCEPTED_BY_ALL)
     unknown = sorted(set(given) - taken)
     if unknown and not chosen_by_auto:
         accepted = ", ".join(method.options) or "no options"
         raise MedoptError(f"method {method.name!r} does not take {', '.join(unknown)} (it takes {accepted})")
-    return method.run(instance, **{k: v for k, v in given.items() if k in method.options})
+    return (method.ranges if ranges else method.run)(instance, **{k: v for k, v in given.items() if k in method.options})

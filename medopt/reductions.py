@@ -9,8 +9,12 @@ module applies them, under the side-constraint conditions each proof needs:
 * ``BETTER_ONLY_TOP`` and ``SHARED_ENDS_ZERO`` -- no limits at all;
 * ``RANK_DOMINANCE`` -- any limits (the swap in its proof keeps the multiset of grades).
 
-Every claim is about a maximiser of M(X) - M(Y) whose value is >= 0; the other direction then
-holds the MED or both are exact, so the bound max(bound_a, bound_b) stays valid.  Fixed documents
+Every claim is about a maximiser of M(X) - M(Y).  A proof not marked ``any_sign`` needs that
+maximum to be >= 0: for MED that costs nothing (a direction whose maximum is negative does not
+hold the MED, and the bound max(bound_a, bound_b) stays valid), but one end of a range is a
+direction's maximum in its own right, so ``reaches_positive=False`` (no assignment known to give
+the direction a difference > 0) applies only the facts proved for any sign.  (Strictly positive:
+the cascade's shared prefix can lose a maximum of exactly 0, a stopping document in the prefix.)  Fixed documents
 join the judgments (``Instance.fixed`` records them); dominance pairs become model rows.
 """
 
@@ -22,9 +26,11 @@ from .instance import Instance
 from .metrics.base import Reduction, declared_reductions
 
 
-def reduce(instance: Instance, direction: str) -> Instance:
-    """``instance`` with the reductions its metric declares applied for ``direction``."""
-    facts = declared_reductions(instance.metric)
+def reduce(instance: Instance, direction: str, *, reaches_positive: bool = True) -> Instance:
+    """``instance`` with the reductions its metric declares applied for ``direction``; with
+    ``reaches_positive=False`` only those whose proof holds whatever the sign of the maximum."""
+    facts = {fact: proof for fact, proof in declared_reductions(instance.metric).items()
+             if reaches_positive or proof.any_sign}
     if not facts:
         return instance
     better, worse = (instance.a, instance.b) if direction == "a" else (instance.b, instance.a)

@@ -81,3 +81,100 @@ def certify(instance: Instance, assignment: dict, direction: str, *, upper_bound
         score_b=score_b,
         details=details,
     )
+
+
+@dataclass(frozen=True)
+class End:
+    """One direction's answer as a method hands it over: the maximum of M(X) - M(Y) for X the
+    direction's list (``a``: A - B, the high end; ``b``: B - A, minus the low end)."""
+
+    assignment: dict
+    bound: float                   # proven: no assignment's difference in this direction exceeds it
+    status: str
+    claimed: float | None = None   # the method's value for ``assignment`` (None: no claim)
+
+
+@dataclass
+class RangeResult:
+    """A range (SPEC 7): ``kind`` "difference" (M(A) - M(B)) or "score" (M(A) alone), each end
+    with its own assignment, proven bound, status and certificate."""
+
+    low: float
+    high: float
+    low_assignment: dict
+    high_assignment: dict
+    low_bound: float               # proven: the true low is >= it
+    high_bound: float              # proven: the true high is <= it
+    low_certified: bool
+    high_certified: bool
+    low_status: str
+    high_status: str
+    method: str
+    solver: str | None
+    seconds: float
+    metric: str = ""
+    kind: str = "difference"
+    details: dict = field(default_factory=dict)
+
+    @property
+    def certified(self) -> bool:
+        return self.low_certified and self.high_certified
+
+    @property
+    def status(self) -> str:
+        """The weaker end's status (STATUSES orders them best first)."""
+        return max(self.low_status, self.high_status, key=STATUSES.index)
+
+    @property
+    def med(self) -> float:
+        """MED = max(high, -low) (SPEC 7); for a score range, the larger end's distance from 0."""
+        return max(self.high, -self.low)
+
+    @property
+    def decided(self) -> bool:
+        """The range excludes 0: no completion of the judgments changes which side is ahead."""
+        return self.low > 0 or self.high < 0
+
+    def to_dict(self) -> dict:
+        return dict(asdict(self), certified=self.certified, status=self.status)
+
+    def __str__(self) -> str:
+        name = "score range" if self.kind == "score" else "difference range"
+        mark = "certified" if self.certified else self.status
+        return (f"{name}[{self.metric}] = [{self.low:.6f}, {self.high:.6f}] (bounds [{self.low_bound:.6f}, "
+                f"{self.high_bound:.6f}]; {mark}; {self.method}{'/' + self.solver if self.solver else ''}; "
+                f"{self.seconds:.3f}s)")
+
+
+def certify_end(instance: Instance, end: End, direction: str) -> tuple[float, dict, bool, dict]:
+    """Re-score one end's assignment in its own direction and decide, per SPEC 5, whether it is
+    certified: (value, assignment, certified, notes)."""
+    if end.status not in STATUSES:
+        raise ValueError(f"unknown status {end.status!r}")
+    full = {doc: int(end.assignment.get(doc, 0)) for doc in instance.unjudged}
+    value = instance.difference(full, direction)
+    notes = {}
+    if end.claimed is not None and abs(end.claimed - value) > TOLERANCE:
+        notes["claimed_value"] = end.claimed
+    if value > end.bound + TOLERANCE:
+        notes["bound_below_value"] = end.bound
+    if not instance.satisfies_limits(full):
+        notes["violates_limits"] = True
+    proven = end.status == "optimal" and not notes and end.bound - value <= TOLERANCE
+    return value, {d: g for d, g in full.items() if not d.startswith(PAD_PREFIX)}, proven, notes
+
+
+def certify_range(instance: Instance, ends: dict, *, method: str, solver: str | None, started: float,
+                  details: dict | None = None) -> RangeResult:
+    """The range from the two directions' ends (``ends["a"]``: max M(A) - M(B); ``ends["b"]``: max
+    M(B) - M(A)), each re-scored and certified on its own (certify_end)."""
+    high, high_assignment, high_certified, high_notes = certify_end(instance, ends["a"], "a")
+    top, low_assignment, low_certified, low_notes = certify_end(instance, ends["b"], "b")
+    details = dict(details or {})
+    details.update({f"high_{k}": v for k, v in high_notes.items()})
+    details.update({f"low_{k}": -v if isinstance(v, float) else v for k, v in low_notes.items()})
+    return RangeResult(low=-top, high=high, low_assignment=low_assignment, high_assignment=high_assignment,
+                       low_bound=-ends["b"].bound, high_bound=ends["a"].bound, low_certified=low_certified,
+                       high_certified=high_certified, low_status=ends["b"].status, high_status=ends["a"].status,
+                       method=method, solver=solver, seconds=time.perf_counter() - started,
+                       metric=str(instance.metric), details=details)

@@ -41,7 +41,7 @@ def solve_dinkelbach(formulation, instance, direction, solver, clock, start: flo
                      cap: float | None = None) -> DirectionResult:
     """Build and compile the model once; each step only changes the objective vector N - lam D.
 
-    ``start`` is any lam >= 0, typically a difference already reached: if F(start) <= eps
+    ``start`` is a difference already reached (any sign; -inf: none known): if F(start) <= eps
     the direction cannot beat it, and one solve settles the direction.  With ``cap`` the ratio
     is N / min(cap, D) (solve_capped): the piece max N - lam cap is solved once, first (faster than
     solving it last, at the settled lam: docs/speed.md#apnormmin-the-capped-strategy)."""
@@ -57,7 +57,10 @@ def solve_dinkelbach(formulation, instance, direction, solver, clock, start: flo
         return result.stopped(instance)
     matrix, numerator, numerator_constant = model.matrix, model.numerator, model.numerator_constant
     denominator, denominator_constant = model.denominator, model.denominator_constant
-    lam, capped_bound = max(0.0, start), -math.inf
+    # lam: a difference some assignment reaches (start), or 0 before any is known; a range's end may be
+    # below 0, and then so is lam (Dinkelbach needs only D > 0; the cap's piece needs lam >= 0)
+    lam, capped_bound = (start if math.isfinite(start) else 0.0), -math.inf
+    lam_reached = math.isfinite(start)
 
     def step(c, offset, smallest):
         """Solve max c.x + offset, offer the point at its ratio; the outcome and lam + F_ub / smallest."""
@@ -86,7 +89,7 @@ def solve_dinkelbach(formulation, instance, direction, solver, clock, start: flo
             if outcome.status != "optimal":
                 result.bound, result.proven = max(capped_bound, trivial_bound(instance)), False
                 return result
-            lam = max(lam, result.value)
+            lam, lam_reached = max(lam, result.value), lam_reached or result.value >= lam
         for _ in range(MAX_DINKELBACH_STEPS):
             outcome, known, bound = step(numerator - lam * denominator,
                                          numerator_constant - lam * denominator_constant, smallest)
@@ -96,10 +99,15 @@ def solve_dinkelbach(formulation, instance, direction, solver, clock, start: flo
                 return result
             # a cut-off step proves only F(lam) <= CUTOFF_SLACK: that settles lam as well (bound lam + slack)
             settled = max(DINKELBACH_TOLERANCE * smallest, CUTOFF_SLACK if known else 0.0)
+            if not lam_reached and result.value < lam:
+                # F(0) <= 0 with no assignment known to reach 0: every ratio is <= 0, and the best one
+                # found is a reached lam from which the iteration goes on (a range's end below 0)
+                lam, lam_reached = result.value, True
+                continue
             if outcome.bound <= settled or result.value <= lam:
                 # F(lam) ~ 0: lam is the maximum ratio up to the gap reported in the bound
                 return result
-            lam = result.value
+            lam, lam_reached = result.value, True
     except OutOfTime:  # a step's solver input (CP-SAT's model) was still being written at the deadline
         return result.stopped(instance)
     result.proven = False

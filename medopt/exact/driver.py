@@ -24,7 +24,7 @@ from ..formulations.base import BoxSearch, CappedRatio, CaseModels, CompactModel
 from ..instance import Instance
 from ..limits import OutOfTime, until
 from ..reductions import reduce as reduce_instance
-from ..result import MedResult, certify
+from ..result import End, MedResult, RangeResult, certify, certify_range
 from ..solvers import SOLVERS
 from .boxes import solve_boxes
 from .cases import solve_cases
@@ -66,6 +66,7 @@ class Strategy:
 
     solve: Callable[..., DirectionResult]
     needs: type
+    any_sign: bool = True     # finds a direction's maximum below 0 too (capped needs lam >= 0)
 
 
 STRATEGIES = {
@@ -73,7 +74,7 @@ STRATEGIES = {
     "compact": Strategy(solve_compact, CompactModel),
     "enumerate": Strategy(solve_cases, CaseModels),
     "dinkelbach": Strategy(solve_dinkelbach, DinkelbachModels),
-    "capped": Strategy(solve_capped, CappedRatio),
+    "capped": Strategy(solve_capped, CappedRatio, any_sign=False),
     "boxes": Strategy(solve_boxes, BoxSearch),
 }
 DEFAULT_SOLVER = "highs"
@@ -97,6 +98,54 @@ def exact(instance: Instance, *, solver: str | None = None, time_limit: float | 
     whose models are predicted to need more than ``memory_limit`` bytes (default
     limits.memory_limit()) is refused with TooLargeError before anything is built (check_memory)."""
     started = time.perf_counter()
+    solved = solve_directions(instance, solver=solver, time_limit=time_limit, strategy=strategy, reduce=reduce,
+                              warm_starts=warm_starts, memory_limit=memory_limit, signed=False)
+    directions = solved.directions
+    best_direction = max(directions, key=lambda d: directions[d].value)
+    best = directions[best_direction]
+    proven = all(r.proven for r in directions.values())
+    # no difference exceeds the trivial bound (a Dinkelbach step's bound can: lam + F_ub / D_min)
+    bound = min(max(r.bound for r in directions.values()), trivial_bound(instance))
+    assignment = best.assignment if best.assignment is not None else {d: 0 for d in instance.unjudged}
+    return certify(instance, assignment, best_direction, upper_bound=bound,
+                   status="optimal" if proven else "timeout", method="exact", solver=solved.solver, started=started,
+                   claimed=best.value if math.isfinite(best.value) else None, details=solved.details)
+
+
+def exact_range(instance: Instance, *, solver: str | None = None, time_limit: float | None = None,
+                strategy: str = "auto", reduce: bool = True, warm_starts: Iterable[Callable] = (),
+                memory_limit: int | None = None) -> RangeResult:
+    """The difference range (SPEC 7): each direction solved to its own optimum (no cutoff from the
+    other), on the instance reduced by the facts that hold for that direction's sign, and each end
+    certified on its own (result.certify_range)."""
+    started = time.perf_counter()
+    solved = solve_directions(instance, solver=solver, time_limit=time_limit, strategy=strategy, reduce=reduce,
+                              warm_starts=warm_starts, memory_limit=memory_limit, signed=True)
+    ends = {}
+    for direction, outcome in solved.directions.items():
+        ends[direction] = End(outcome.assignment if outcome.assignment is not None else {d: 0 for d in instance.unjudged},
+                              min(outcome.bound, trivial_bound(instance)),
+                              "optimal" if outcome.proven else "timeout",
+                              outcome.value if math.isfinite(outcome.value) else None)
+    return certify_range(instance, ends, method="exact", solver=solved.solver, started=started, details=solved.details)
+
+
+@dataclass
+class Solved:
+    directions: dict          # direction -> DirectionResult
+    solver: str
+    details: dict
+
+
+def solve_directions(instance: Instance, *, solver: str | None, time_limit: float | None, strategy: str,
+                     reduce: bool, warm_starts: Iterable[Callable], memory_limit: int | None,
+                     signed: bool) -> Solved:
+    """Each direction's maximum of its difference.  For MED (``signed=False``) every direction starts
+    from the best difference either reached and stops at it: a direction that cannot beat the other
+    need not be solved to its own optimum.  For a range (``signed=True``) each direction starts from
+    its own best guess and is solved to its own optimum, whatever its sign; a direction not known
+    to reach a difference > 0 gets only the reductions proved for any sign (reductions.py), and a
+    strategy that needs lam >= 0 (``capped``) gives way to the formulation's next one."""
     if memory_limit is not None and (isinstance(memory_limit, bool) or not isinstance(memory_limit, (int, float))
                                      or not memory_limit > 0):
         raise MedoptError(f"memory_limit must be a positive number of bytes, got {memory_limit!r}")
@@ -105,6 +154,7 @@ def exact(instance: Instance, *, solver: str | None = None, time_limit: float | 
     if solver not in SOLVERS:
         raise MedoptError(f"unknown solver {solver!r}; choose one of {', '.join(SOLVERS)}")
     available = available_strategies(formulation, instance, solver)
+    asked = strategy
     if strategy == "auto":
         strategy = available[-1]
     if strategy not in available:
@@ -113,11 +163,12 @@ def exact(instance: Instance, *, solver: str | None = None, time_limit: float | 
         raise MedoptError(f"{instance.metric}: strategy {strategy!r} not available{needs_highs} "
                           f"(choose from {', '.join(available)})")
     clock = Clock(time_limit)
+    details = {"strategy": strategy, "solves": 0, "reduced": reduce}
     if instance.a == instance.b and not instance.residual and not instance.limits:
-        # identical cut lists score identically under every assignment: the MED is 0
-        return certify(instance, {d: 0 for d in instance.unjudged}, "a", upper_bound=0.0, status="optimal",
-                       method="exact", solver=solver, started=started, claimed=0.0,
-                       details={"strategy": "identical lists", "solves": 0})
+        # identical cut lists score identically under every assignment: both differences are 0
+        zero = {d: 0 for d in instance.unjudged}
+        directions = {d: DirectionResult(value=0.0, assignment=zero, bound=0.0) for d in ("a", "b")}
+        return Solved(directions, solver, dict(details, strategy="identical lists"))
     with until(clock.deadline):  # model building checks the deadline too (limits.check_time)
         directions, guesses = {}, {d: rank_rule_guess(instance, d) for d in ("a", "b")}
         try:
@@ -127,30 +178,74 @@ def exact(instance: Instance, *, solver: str | None = None, time_limit: float | 
         reached = max(guess[0] for guess in guesses.values())  # a difference some assignment reaches
         ceiling = trivial_bound(instance)
         for direction in sorted(guesses, key=lambda d: -guesses[d][0]):  # the likelier winner first
-            if reached >= ceiling:  # no difference exceeds the trivial bound: nothing left to prove
+            start = guesses[direction][0] if signed else reached
+            if start >= ceiling:  # no difference exceeds the trivial bound: nothing left to prove
                 directions[direction] = DirectionResult(bound=ceiling)
                 directions[direction].offer(*guesses[direction])
                 continue
+            chosen = strategy
+            if signed and not start >= 0 and not STRATEGIES[strategy].any_sign:
+                if asked != "auto":
+                    raise MedoptError(f"{instance.metric}: strategy {strategy!r} needs a difference >= 0; "
+                                      f"a range end below 0 needs another ({', '.join(available)})")
+                chosen = next(s for s in reversed(available) if STRATEGIES[s].any_sign)
             try:
                 if clock.expired():
                     raise OutOfTime
-                reduced = reduce_instance(instance, direction) if reduce else instance
-                check_memory(reduced, formulation, strategy, solver, memory_limit)
-                outcome = STRATEGIES[strategy].solve(formulation, reduced, direction, solver, clock, start=reached)
+                reduced = reduce_instance(instance, direction, reaches_positive=not signed or start > 0) \
+                    if reduce else instance
+                check_memory(reduced, formulation, chosen, solver, memory_limit)
+                outcome = STRATEGIES[chosen].solve(formulation, reduced, direction, solver, clock, start=start)
                 if outcome.assignment is not None:
                     outcome.assignment.update(reduced.fixed)
             except OutOfTime:  # (the strategies catch it themselves once they are under way)
                 outcome = DirectionResult().stopped(instance)
             outcome.offer(*guesses[direction])
+            if signed and is_ratio(formulation) and denominator_vanishes(instance):
+                cover_vanishing_denominator(outcome, instance, direction)
             reached = max(reached, outcome.value)
             directions[direction] = outcome
-    best_direction = max(directions, key=lambda d: directions[d].value)
-    best = directions[best_direction]
-    proven = all(r.proven for r in directions.values())
-    # no difference exceeds the trivial bound (a Dinkelbach step's bound can: lam + F_ub / D_min)
-    bound = min(max(r.bound for r in directions.values()), trivial_bound(instance))
-    assignment = best.assignment if best.assignment is not None else {d: 0 for d in instance.unjudged}
-    details = {"strategy": strategy, "solves": sum(r.solves for r in directions.values()), "reduced": reduce}
-    return certify(instance, assignment, best_direction, upper_bound=bound,
-                   status="optimal" if proven else "timeout", method="exact", solver=solver, started=started,
-                   claimed=best.value if math.isfinite(best.value) else None, details=details)
+            details["solves"] += outcome.solves
+    return Solved(directions, solver, details)
+
+
+def is_ratio(formulation) -> bool:
+    return isinstance(formulation, (CaseModels, DinkelbachModels, BoxSearch))
+
+
+def denominator_vanishes(instance: Instance) -> bool:
+    """Whether some assignment may leave a ratio metric's denominator (R, the ideal DCG) at 0: no
+    judged document counts towards it.  Such assignments score 0 in both lists (SPEC 3)."""
+    counts = denominator_counts(instance)
+    return not any(counts(grade) for grade in instance.judged_grades if grade > 0)
+
+
+def denominator_counts(instance: Instance):
+    """grade -> whether a document of that grade counts towards the denominator."""
+    metric, grading = instance.metric, instance.grading
+    return (lambda g: metric.is_relevant(g)) if metric.binary else (lambda g: metric.gain(g, grading) > 0)
+
+
+def vanishing_points(instance: Instance):
+    """Assignments that leave the denominator at 0: m unjudged documents at one grade g that does not
+    count, the rest at 0 (every such assignment when there is at most one relevance limit)."""
+    counts, docs = denominator_counts(instance), instance.unjudged
+    for grade in range(instance.max_grade + 1):
+        if counts(grade):
+            return
+        for m in range(len(docs) + 1) if grade > 0 else (0,):
+            yield {d: (grade if i < m else 0) for i, d in enumerate(docs)}
+
+
+def cover_vanishing_denominator(outcome: DirectionResult, instance: Instance, direction: str) -> None:
+    """A ratio's strategies search the assignments whose denominator is positive (their cases start
+    at R = 1; a Dinkelbach bound holds for D > 0), and for MED that is enough: the difference 0 of
+    the others never beats a direction that holds the MED.  A range end may be below 0, so the
+    others count: their difference is 0.  One that meets the limits is offered and 0 joins the
+    bound; when none is found among vanishing_points (exhaustive for at most one limit), 0 joins the
+    bound only if a second limit leaves some unsearched (honest, uncertified)."""
+    point = next((p for p in vanishing_points(instance) if instance.satisfies_limits(p)), None)
+    if point is not None:
+        outcome.offer(instance.differences(point)[direction], point)
+    if point is not None or len(instance.limits) > 1:
+        outcome.bound = max(outcome.bound, 0.0)

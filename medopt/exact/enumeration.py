@@ -16,18 +16,21 @@ certified).
 from __future__ import annotations
 
 import itertools
+import math
 import time
 
 from ..bounds import trivial_bound
 from ..errors import MedoptError, TooLargeError
 from ..instance import Instance
-from ..result import MedResult, certify
+from ..result import End, MedResult, RangeResult, certify, certify_range
 
 DEFAULT_MAX_ASSIGNMENTS = 250_000
 
 
-def enumerate_med(instance: Instance, *, max_assignments: int = DEFAULT_MAX_ASSIGNMENTS,
-                  time_limit: float | None = None) -> MedResult:
+def enumerate_directions(instance: Instance, *, max_assignments: int = DEFAULT_MAX_ASSIGNMENTS,
+                         time_limit: float | None = None) -> tuple[dict, bool, dict]:
+    """Every assignment tried: ({direction: (its best difference, an assignment reaching it)},
+    whether time ran out first, details)."""
     started = time.perf_counter()
     deadline = None if time_limit is None else started + time_limit
     docs = instance.unjudged
@@ -37,7 +40,7 @@ def enumerate_med(instance: Instance, *, max_assignments: int = DEFAULT_MAX_ASSI
         raise TooLargeError(
             f"method 'enumerate' would try {len(grades)}^{len(docs)} = {count:,} assignments of "
             f"{len(docs)} unjudged documents, above its limit of {max_assignments:,}; use method='exact'")
-    best, tried, timed_out = None, 0, False
+    best, tried, timed_out = {}, 0, False
     for values in itertools.product(grades, repeat=len(docs)):
         tried += 1
         if deadline is not None and not tried % 256 and time.perf_counter() > deadline:
@@ -47,16 +50,39 @@ def enumerate_med(instance: Instance, *, max_assignments: int = DEFAULT_MAX_ASSI
         if instance.limits and not instance.satisfies_limits(assignment):
             continue
         for direction, value in instance.differences(assignment).items():
-            if best is None or value > best[0]:
-                best = (value, direction, assignment)
-    if timed_out:
-        value, direction, assignment = best if best is not None else (None, "a", {d: 0 for d in docs})
-        return certify(instance, assignment, direction, upper_bound=trivial_bound(instance), status="timeout",
-                       method="enumerate", solver=None, started=started, claimed=value,
-                       details={"assignments": count, "tried": tried - 1})
-    if best is None:
+            if direction not in best or value > best[direction][0]:
+                best[direction] = (value, assignment)
+    if not best and not timed_out:
         raise MedoptError("no assignment satisfies the relevance limits")
-    value, direction, assignment = best
+    details = {"assignments": count} if not timed_out else {"assignments": count, "tried": tried - 1}
+    return best, timed_out, details
+
+
+def enumerate_med(instance: Instance, *, max_assignments: int = DEFAULT_MAX_ASSIGNMENTS,
+                  time_limit: float | None = None) -> MedResult:
+    started = time.perf_counter()
+    best, timed_out, details = enumerate_directions(instance, max_assignments=max_assignments, time_limit=time_limit)
+    if not best:  # time ran out before any assignment met the limits
+        best = {"a": (None, {d: 0 for d in instance.unjudged})}
+    direction = max(best, key=lambda d: -math.inf if best[d][0] is None else best[d][0])
+    value, assignment = best[direction]
+    if timed_out:
+        return certify(instance, assignment, direction, upper_bound=trivial_bound(instance), status="timeout",
+                       method="enumerate", solver=None, started=started, claimed=value, details=details)
     return certify(instance, assignment, direction, upper_bound=value, status="optimal",
-                   method="enumerate", solver=None, started=started, claimed=value,
-                   details={"assignments": count})
+                   method="enumerate", solver=None, started=started, claimed=value, details=details)
+
+
+def enumerate_range(instance: Instance, *, max_assignments: int = DEFAULT_MAX_ASSIGNMENTS,
+                    time_limit: float | None = None) -> RangeResult:
+    """Both ends of the difference range by brute force (SPEC 7); with time up, the best found in
+    each direction under the trivial bound, uncertified."""
+    started = time.perf_counter()
+    best, timed_out, details = enumerate_directions(instance, max_assignments=max_assignments, time_limit=time_limit)
+    zero = {d: 0 for d in instance.unjudged}
+    ends = {}
+    for direction in ("a", "b"):
+        value, assignment = best.get(direction, (None, zero))
+        ends[direction] = End(assignment, trivial_bound(instance) if timed_out else value,
+                              "timeout" if timed_out else "optimal", value)
+    return certify_range(instance, ends, method="enumerate", solver=None, started=started, details=details)

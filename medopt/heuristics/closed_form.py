@@ -7,7 +7,8 @@ where ``W_X(d)`` is the weight of d's rank in X (0 when d is not in the top k).
 The terms are independent, so each is maximised on its own: the top grade G when
 ``W_A(d) > W_B(d)``, grade 0 otherwise.  Doing the same for ``M(B) - M(A)`` and
 taking the larger is the exact maximum; the value is therefore its own upper
-bound.  With the RBP residual the tail adds a constant to each direction.
+bound.  Each direction's maximum is exact on its own, so the two are the ends of the difference
+range (SPEC 7).  With the RBP residual the tail adds a constant to each direction.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import time
 
 from ..instance import Instance
-from ..result import MedResult, certify
+from ..result import End, MedResult, RangeResult, certify, certify_range
 
 
 def document_weights(instance: Instance) -> tuple[dict, dict]:
@@ -25,14 +26,17 @@ def document_weights(instance: Instance) -> tuple[dict, dict]:
     return weights_a, weights_b
 
 
-def closed_form(instance: Instance) -> MedResult:
-    started = time.perf_counter()
+def closed_form_ends(instance: Instance) -> dict[str, tuple[float, dict]]:
+    """Each direction's maximum and a maximising assignment: {"a": max M(A) - M(B), "b": max
+    M(B) - M(A)}.  The terms are independent whatever the sign of the total, so each direction's
+    maximum is exact on its own (it is minus the other direction's minimum: the two ends of the
+    difference range)."""
     metric, grading = instance.metric, instance.grading
     weights_a, weights_b = document_weights(instance)
     base = sum(w * metric.unit_gain(instance.judgments[d], grading) for d, w in weights_a.items() if d in instance.judgments)
     base -= sum(w * metric.unit_gain(instance.judgments[d], grading) for d, w in weights_b.items() if d in instance.judgments)
     top = metric.unit_gain(grading.max_grade, grading)
-    best = None
+    ends = {}
     for direction, sign in (("a", 1.0), ("b", -1.0)):
         assignment = {}
         value = sign * base
@@ -42,8 +46,21 @@ def closed_form(instance: Instance) -> MedResult:
             value += max(gain_difference, 0.0) * top
         if instance.residual:
             value += metric.tail_weight(len(instance.full_a if direction == "a" else instance.full_b))
-        if best is None or value > best[0]:
-            best = (value, direction, assignment)
-    value, direction, assignment = best
+        ends[direction] = (value, assignment)
+    return ends
+
+
+def closed_form(instance: Instance) -> MedResult:
+    started = time.perf_counter()
+    ends = closed_form_ends(instance)
+    direction = max(ends, key=lambda d: ends[d][0])
+    value, assignment = ends[direction]
     return certify(instance, assignment, direction, upper_bound=value, status="optimal",
                    method="closed-form", solver=None, started=started, claimed=value)
+
+
+def closed_form_range(instance: Instance) -> RangeResult:
+    started = time.perf_counter()
+    ends = {direction: End(assignment, value, "optimal", value)
+            for direction, (value, assignment) in closed_form_ends(instance).items()}
+    return certify_range(instance, ends, method="closed-form", solver=None, started=started)
