@@ -10,7 +10,10 @@ process being killed (only an operating-system crash could lose the last ones).
 ``assignment`` is JSON ``{docid: grade}`` of the unjudged documents given a
 positive grade; every other unjudged document of the two depth-cut lists is at 0.
 ``time_limit`` is the per-MED time limit the row was computed under (NULL: none, or a
-method that takes none); ``solver`` the solver that computed it.
+method that takes none); ``solver`` the solver that computed it.  A store made with
+``--range`` also holds both ends of each difference range (RANGE_COLUMNS: ``low``, ``high``,
+their proven bounds, certificates and assignments, the same JSON as ``assignment``); the MED
+columns are then MED = max(high, -low), certified when both ends are.
 
 A store is marked as medopt's (``PRAGMA application_id``); a file that is neither a
 medopt store (or one written before the mark, recognised by its tables) nor an empty
@@ -33,12 +36,17 @@ from .io.paths import check_output_file
 from .io.trec import write_atomic
 
 COLUMNS = ("run_a", "run_b", "topic", "metric", "method", "solver", "value", "direction", "certified",
-           "upper_bound", "status", "seconds", "assignment", "time_limit")
+           "upper_bound", "status", "seconds", "assignment", "time_limit",
+           "low", "high", "low_bound", "high_bound", "low_certified", "high_certified", "low_assignment",
+           "high_assignment")
+RANGE_COLUMNS = COLUMNS[14:]  # the difference range's ends (SPEC 7): NULL in a store made without --range
 KEY = ("run_a", "run_b", "topic", "metric", "method")
 EXPORT_FORMATS = ("csv", "tsv", "jsonl", "parquet")
 APPLICATION_ID = 0x4D65644F  # "MedO": PRAGMA application_id of a medopt results store
 _SQLITE_HEADER = b"SQLite format 3\x00"
-_FIRST_COLUMNS = COLUMNS[:13]  # the columns of the first stores (time_limit came later: added on open)
+_FIRST_COLUMNS = COLUMNS[:13]  # the columns of the first stores (time_limit and the ranges came later: added on open)
+# settings a store records; one made before a setting existed was made with its default
+SETTING_DEFAULTS = {"range": "False"}
 _RETRYABLE = "certified = 0 AND status != 'heuristic'"  # a heuristic's row is uncertified by nature
 
 _SCHEMA = """
@@ -46,6 +54,8 @@ CREATE TABLE IF NOT EXISTS results (
     run_a TEXT NOT NULL, run_b TEXT NOT NULL, topic TEXT NOT NULL, metric TEXT NOT NULL, method TEXT NOT NULL,
     solver TEXT, value REAL, direction TEXT, certified INTEGER, upper_bound REAL, status TEXT,
     seconds REAL, assignment TEXT, time_limit REAL,
+    low REAL, high REAL, low_bound REAL, high_bound REAL, low_certified INTEGER, high_certified INTEGER,
+    low_assignment TEXT, high_assignment TEXT,
     PRIMARY KEY (run_a, run_b, topic, metric, method)
 );
 CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -145,7 +155,8 @@ class ResultStore:
                 connection.execute(statement)
             for column in COLUMNS:
                 if self.columns and column not in self.columns:  # a store from an older medopt
-                    connection.execute(f"ALTER TABLE results ADD COLUMN {column} REAL")
+                    kind = "TEXT" if column.endswith("assignment") else "REAL"
+                    connection.execute(f"ALTER TABLE results ADD COLUMN {column} {kind}")
             connection.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         except BaseException:
             connection.execute("ROLLBACK")
@@ -219,7 +230,7 @@ class ResultStore:
         """Settings that differ from those of the rows stored (none while the store holds no row)."""
         if not self.count():
             return []
-        stored = self.settings()
+        stored = dict(SETTING_DEFAULTS, **self.settings())
         return [f"{k}: stored {stored[k]}, now {v}" for k, v in settings.items() if k in stored and stored[k] != v]
 
     def check_settings(self, settings: dict) -> None:
@@ -250,7 +261,9 @@ class ResultStore:
             parameters)
         for values in cursor:
             row = dict(zip(COLUMNS, values))
-            row["certified"] = bool(row["certified"])
+            for column in ("certified", "low_certified", "high_certified"):
+                if row[column] is not None:
+                    row[column] = bool(row[column])
             yield row
 
 
@@ -334,7 +347,8 @@ def _write_parquet(rows, columns, output: Path) -> int:
         for c in columns:
             data[c].append(row[c])
     types = {"value": pa.float64(), "upper_bound": pa.float64(), "seconds": pa.float64(), "certified": pa.bool_(),
-             "time_limit": pa.float64()}
+             "time_limit": pa.float64(), "low_certified": pa.bool_(), "high_certified": pa.bool_()}
+    types.update({c: pa.float64() for c in ("low", "high", "low_bound", "high_bound")})
     table = pa.table({c: pa.array(data[c], type=types.get(c, pa.string())) for c in columns})
     temporary = output.with_name(f".{output.name}.tmp")
     try:

@@ -181,8 +181,9 @@ def _judged_base(function, n, a: _Side, b: _Side, weight_a, weight_b, tops) -> n
     return base
 
 
-def _closed_form(runset, metric, topics, a: _Side, b: _Side, tops) -> tuple:
-    n = len(topics)
+def _closed_form_ends(runset, metric, a: _Side, b: _Side, tops, n: int) -> tuple:
+    """Each direction's maximum per topic row (value_a = max M(A) - M(B), value_b = max M(B) - M(A)),
+    with the unjudged documents' weight differences, rows and doc codes (heuristics.closed_form)."""
     depth = max(int(a.rank.max(initial=-1)), int(b.rank.max(initial=-1))) + 1
     weights = np.array(metric.rank_weights(depth), dtype=np.float64)
     difference, rows, docs, weight_a, weight_b = _differences(weights, a, b, len(runset.docs))
@@ -191,14 +192,38 @@ def _closed_form(runset, metric, topics, a: _Side, b: _Side, tops) -> tuple:
     per_doc_top = top_unit[rows]
     value_a = base + np.bincount(rows, weights=np.maximum(difference, 0.0) * per_doc_top, minlength=n)
     value_b = -base + np.bincount(rows, weights=np.maximum(-difference, 0.0) * per_doc_top, minlength=n)
+    return value_a, value_b, difference, rows, docs
+
+
+def _top_where(runset, chosen, rows, docs, tops, n) -> list:
+    """The assignment JSON per topic row: the ``chosen`` unjudged documents at the top grade."""
+    order = np.argsort(rows[chosen], kind="stable")
+    return _assignments(runset, rows[chosen][order], docs[chosen][order], tops, n)
+
+
+def _closed_form(runset, metric, topics, a: _Side, b: _Side, tops) -> tuple:
+    n = len(topics)
+    value_a, value_b, difference, rows, docs = _closed_form_ends(runset, metric, a, b, tops, n)
     direction_b = value_b > value_a
     value = np.where(direction_b, value_b, value_a)
-    chosen = np.where(direction_b[rows], difference < 0, difference > 0)
-    order = np.argsort(rows[chosen], kind="stable")
-    assignments = _assignments(runset, rows[chosen][order], docs[chosen][order], tops, n)
+    assignments = _top_where(runset, np.where(direction_b[rows], difference < 0, difference > 0), rows, docs, tops, n)
     values = value.tolist()
     return (_names(runset, topics), values, _directions(direction_b), [True] * n, values, ["optimal"] * n,
             assignments)
+
+
+def range_columns(runset: RunSet, run_a: int, run_b: int, metric, topics: np.ndarray) -> tuple:
+    """The difference range of each topic by the closed form (closed_form_range): lists (topic, low,
+    high, low_assignment_json, high_assignment_json); both ends exact, their own bounds."""
+    topics = np.asarray(topics, dtype=np.int64)
+    a = _side(runset, run_a, topics, metric.cutoff)
+    b = _side(runset, run_b, topics, metric.cutoff)
+    tops = runset.max_grade[topics]
+    n = len(topics)
+    value_a, value_b, difference, rows, docs = _closed_form_ends(runset, metric, a, b, tops, n)
+    return (_names(runset, topics), (-value_b).tolist(), value_a.tolist(),
+            _top_where(runset, difference < 0, rows, docs, tops, n),
+            _top_where(runset, difference > 0, rows, docs, tops, n))
 
 
 def _ideal_dcg(runset, metric, topics, tops, extra: int) -> np.ndarray:

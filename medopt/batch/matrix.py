@@ -61,10 +61,11 @@ def resolve_method(metric, max_grade: int, settings: Settings, cache: dict) -> t
         method = settings.method
         if method == "auto":
             probe = build_instance(metric, (), (), {}, max_grade=max_grade, limits=settings.limits)
-            method = methods.auto(probe).name
-        # the array kernels compute what the method computes, for a cut-off metric without options
+            method = methods.auto(probe, ranges=settings.ranges).name
+        # the array kernels compute what the method computes, for a cut-off metric without options (a
+        # range: the closed form's, Alg. 1 gives none)
         applies = method in KERNEL_METHODS and methods.get(method).computes(metric) and (
-            method != "alg1" or metric.cutoff is not None)
+            method != "alg1" or metric.cutoff is not None) and (not settings.ranges or method == "closed-form")
         fast = (settings.fast and applies and settings.pad == "none" and not settings.residual
                 and not settings.limits)
         cache[key] = (method, fast)
@@ -155,7 +156,8 @@ def job_settings(qrels_path, settings: Settings, honour_rank: bool) -> dict:
     digest = file_sha256(qrels_path) if qrels_path else "none"
     limits = [asdict(limit) for limit in settings.limits]
     return {"qrels_sha256": digest, "max_grade": str(settings.max_grade), "pad": settings.pad,
-            "residual": str(settings.residual), "limits": json.dumps(limits), "honour_rank": str(honour_rank)}
+            "residual": str(settings.residual), "limits": json.dumps(limits), "honour_rank": str(honour_rank),
+            "range": str(settings.ranges)}
 
 
 def _warn(message: str) -> None:

@@ -16,10 +16,11 @@ from itertools import repeat
 
 import numpy as np
 
-from .. import api
+from .. import api, methods
 from ..errors import MedoptError
 from ..metrics import parse_metric
-from .fastpath import med_columns
+from .fastpath import med_columns, range_columns
+from ..store import RANGE_COLUMNS
 from .runset import RunSet
 
 
@@ -36,12 +37,16 @@ class Settings:
     limits: tuple = ()
     strategy: str | None = None
     fast: bool = True  # array kernels where a closed form applies
+    ranges: bool = False  # both ends of each difference range (SPEC 7), the MED from them
 
     def __post_init__(self):
         limit = self.time_limit
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, float))
                                   or not math.isfinite(limit) or limit <= 0):
             raise MedoptError(f"time limit must be a positive number of seconds, got {limit!r}")
+        if self.ranges and self.method != "auto" and methods.get(self.method).ranges is None:
+            exact = ", ".join(name for name, m in methods.REGISTRY.items() if m.ranges)
+            raise MedoptError(f"method {self.method!r} gives no exact range ends (methods that do: {exact})")
 
 
 @dataclass
@@ -62,26 +67,57 @@ def run_task(runset: RunSet, settings: Settings, task: list) -> list[tuple]:
         name_a, name_b = runset.names[unit.run_a], runset.names[unit.run_b]
         if unit.fast:
             started = time.perf_counter()
+            if settings.ranges:
+                topics, *ends = range_columns(runset, unit.run_a, unit.run_b, metric, unit.topics)
+                seconds = (time.perf_counter() - started) / max(len(topics), 1)
+                rows.extend(_range_row(name_a, name_b, topic, unit, "numpy", low, high, low, high, True, True,
+                                       "optimal", seconds, low_json, high_json, None)
+                            for topic, low, high, low_json, high_json in zip(topics, *ends))
+                continue
             topics, values, directions, certified, bounds, statuses, assignments = med_columns(
                 runset, unit.run_a, unit.run_b, metric, unit.method, unit.topics)
             seconds = (time.perf_counter() - started) / max(len(topics), 1)
             same = lambda value: repeat(value, len(topics))  # noqa: E731
-            rows.extend(zip(same(name_a), same(name_b), topics, same(unit.metric), same(unit.method), same("numpy"),
-                            values, directions, certified, bounds, statuses, same(seconds), assignments,
-                            same(None)))
+            nothing = (None,) * len(RANGE_COLUMNS)
+            rows.extend(row + nothing for row in zip(
+                same(name_a), same(name_b), topics, same(unit.metric), same(unit.method), same("numpy"), values,
+                directions, certified, bounds, statuses, same(seconds), assignments, same(None)))
             continue
         options = {"strategy": settings.strategy} if settings.strategy else {}
+        ask = api.difference_range if settings.ranges else api.med
         for t in unit.topics.tolist():
             topic = runset.topics[t]
             try:
-                result = api.med(metric, runset.ranking(unit.run_a, t), runset.ranking(unit.run_b, t),
-                                 runset.judgments(t), max_grade=int(runset.max_grade[t]), method=unit.method,
-                                 solver=settings.solver, time_limit=settings.time_limit, pad=settings.pad,
-                                 residual=settings.residual, limits=settings.limits, **options)
+                result = ask(metric, runset.ranking(unit.run_a, t), runset.ranking(unit.run_b, t),
+                             runset.judgments(t), max_grade=int(runset.max_grade[t]), method=unit.method,
+                             solver=settings.solver, time_limit=settings.time_limit, pad=settings.pad,
+                             residual=settings.residual, limits=settings.limits, **options)
             except MedoptError as error:  # the message names the pair, the topic and the metric
                 raise MedoptError(f"{name_a} vs {name_b}, topic {topic}, {unit.metric}: {error}") from None
-            assignment = json.dumps({d: g for d, g in result.assignment.items() if g > 0}, separators=(",", ":"))
+            if settings.ranges:
+                rows.append(_range_row(name_a, name_b, topic, unit, result.solver, result.low, result.high,
+                                       result.low_bound, result.high_bound, result.low_certified,
+                                       result.high_certified, result.status, result.seconds,
+                                       positive_grades(result.low_assignment),
+                                       positive_grades(result.high_assignment), settings.time_limit))
+                continue
             rows.append((name_a, name_b, topic, unit.metric, unit.method, result.solver, result.value,
                          result.direction, result.certified, result.upper_bound, result.status, result.seconds,
-                         assignment, settings.time_limit))
+                         positive_grades(result.assignment), settings.time_limit) + (None,) * len(RANGE_COLUMNS))
     return rows
+
+
+def positive_grades(assignment: dict) -> str:
+    """The store's assignment JSON: the unjudged documents given a positive grade."""
+    return json.dumps({d: g for d, g in assignment.items() if g > 0}, separators=(",", ":"))
+
+
+def _range_row(name_a, name_b, topic, unit: Unit, solver, low, high, low_bound, high_bound, low_certified,
+               high_certified, status, seconds, low_json, high_json, time_limit) -> tuple:
+    """A store row of a difference range: the MED columns from its ends (MED = max(high, -low), the
+    direction of the larger, certified when both ends are), then the ends themselves."""
+    direction = "a" if high >= -low else "b"
+    return (name_a, name_b, topic, unit.metric, unit.method, solver, max(high, -low), direction,
+            low_certified and high_certified, max(high_bound, -low_bound), status, seconds,
+            high_json if direction == "a" else low_json, time_limit,
+            low, high, low_bound, high_bound, low_certified, high_certified, low_json, high_json)

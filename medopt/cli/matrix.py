@@ -36,10 +36,14 @@ from .common import judged_only_option, main, method_options, metric_option, par
 @click.option("--heatmap", type=click.Path(dir_okay=False), default=None,
               help="When done, draw the clustered heatmap of mean MED here (.png or .pdf).")
 @click.option("--honour-rank", is_flag=True, help="Order by the rank column instead of trec_eval's score order.")
+@click.option("--range", "ranges", is_flag=True,
+              help="Store both ends of each difference range of M(A) - M(B) (columns low, high, their bounds, "
+                   "certificates and assignments); the MED is max(high, -low).  A store is made with or without "
+                   "it: --resume keeps to the store's choice.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
 def matrix_command(runs, qrels, metrics, method, solver, time_limit, max_grade, pad, residual, strategy, at_most,
                    at_least, jobs, engine, scheduler, store, resume, retry, judged_only, fast_path, chunk_size,
-                   output, heatmap, honour_rank, progress):
+                   output, heatmap, honour_rank, ranges, progress):
     """MED for every unordered pair of RUNS x every common topic x every metric, into a results store.
 
     Stop it at any time (Ctrl-C, SIGTERM, or kill): rerun with --resume and it completes the job.
@@ -47,7 +51,7 @@ def matrix_command(runs, qrels, metrics, method, solver, time_limit, max_grade, 
     """
     settings = Settings(method=method, solver=solver, time_limit=time_limit, max_grade=max_grade, pad=pad,
                         residual=residual, limits=tuple(parse_limits(at_most, at_least)),
-                        strategy=None if strategy == "auto" else strategy, fast=fast_path)
+                        strategy=None if strategy == "auto" else strategy, fast=fast_path, ranges=ranges)
     if output:  # checked now: not after an hour of computing
         export_format(output)
         check_output_file(output, "-o")
