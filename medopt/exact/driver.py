@@ -50,8 +50,14 @@ def seed_guesses(instance: Instance, formulation, warm_starts: Iterable[Callable
     heuristics' answers and the formulation's seeds, re-scored."""
     for heuristic in warm_starts:
         seed = heuristic(instance)
-        if seed.value > guesses[seed.direction][0]:
-            guesses[seed.direction] = (seed.value, seed.assignment)
+        # the answer's assignment, and each direction's own when the heuristic reports them: every one is
+        # re-scored in both directions (a range needs a good start for its losing end too)
+        for assignment in (seed.assignment, *seed.details.get("assignments", {}).values()):
+            if not instance.satisfies_limits(assignment):
+                continue
+            for direction, value in instance.differences(assignment).items():
+                if value > guesses[direction][0]:
+                    guesses[direction] = (value, assignment)
     for direction in guesses:
         for assignment in formulation.seeds(instance, direction):
             if instance.satisfies_limits(assignment):

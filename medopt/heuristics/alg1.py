@@ -42,8 +42,9 @@ def alg1(instance: Instance) -> MedResult:
         return sum(g * log2_discount(i) for i, g in enumerate(profile[: metric.cutoff], start=1))
 
     best_value, best_direction, best_docs = 0.0, "a", []
-    largest_numerator = 0.0
+    largest_numerator, ends = 0.0, {}
     for direction, sign in (("a", 1.0), ("b", -1.0)):
+        own_value, own_docs = -float("inf"), []
         differences = sorted(((sign * (weights_a.get(d, 0.0) - weights_b.get(d, 0.0)) * top, d)
                               for d in instance.unjudged), key=lambda pair: -pair[0])
         numerator, chosen = sign * base, []
@@ -55,8 +56,11 @@ def alg1(instance: Instance) -> MedResult:
                 numerator += difference
                 chosen.append(doc)
             denominator = ideal_dcg(len(chosen))
-            if denominator > 0 and numerator / denominator > best_value:
-                best_value, best_direction, best_docs = numerator / denominator, direction, list(chosen)
+            if denominator > 0 and numerator / denominator > own_value:
+                own_value, own_docs = numerator / denominator, list(chosen)
+        if own_value > best_value:
+            best_value, best_direction, best_docs = own_value, direction, own_docs
+        ends[direction] = dict.fromkeys(own_docs, grading.max_grade)  # this direction's own best (others at 0)
         largest_numerator = max(largest_numerator, numerator)
     assignment = {d: 0 for d in instance.unjudged}
     assignment.update({d: grading.max_grade for d in best_docs})
@@ -66,5 +70,6 @@ def alg1(instance: Instance) -> MedResult:
         judged_ideal = ideal_dcg(0)
         bound = min(1.0, largest_numerator / judged_ideal) if judged_ideal > 0 else 1.0
         status = "heuristic"
+    # each direction's own best: a range's two ends start from them (exact.driver.seed_guesses)
     return certify(instance, assignment, best_direction, upper_bound=bound, status=status,
-                   method="alg1", solver=None, started=started, claimed=best_value)
+                   method="alg1", solver=None, started=started, claimed=best_value, details={"assignments": ends})

@@ -171,14 +171,16 @@ def greedy(instance: Instance) -> MedResult:
     """Moffat's eq. 13 greedy for AP@k, AP and AP(norm=min)@k: a lower bound on MED."""
     started = time.perf_counter()
     best = None
-    path_lengths = {}
+    path_lengths, ends = {}, {}
     for direction in ("a", "b"):
         problem = SumOfPrecisions(instance, direction)
         value, docs = greedy_path(problem)
         path_lengths[direction] = len(problem.relevant_docs())  # documents made relevant before gains ran out
+        ends[direction] = problem.assignment(docs)
         if best is None or value > best[0]:
-            best = (value, direction, problem.assignment(docs))
+            best = (value, direction, ends[direction])
     value, direction, assignment = best
+    # each direction's own best: a range's two ends start from them (exact.driver.seed_guesses)
     return certify(instance, assignment, direction, upper_bound=trivial_bound(instance), status="heuristic",
                    method="greedy", solver=None, started=started, claimed=value,
-                   details={"greedy_path_length": path_lengths})
+                   details={"greedy_path_length": path_lengths, "assignments": ends})
