@@ -1,33 +1,46 @@
-"""``medopt plot``: heatmap, scatter and distribution from a store; Tan & Clarke's judged-fraction figure."""
+"""``medopt plot``: heatmap, scatter, distribution and ranges from a store; Tan & Clarke's judged-fraction
+figure and the runs' score ranges (bounds), computed from runs."""
 
 from __future__ import annotations
 
 import click
 
-from .. import plots
+from .. import plots, range_plots
 from ..errors import MedoptError
-from .common import main
+from .common import DEFAULT_TIME_LIMIT, main, warn
+
+FROM_RUNS = ("judged-fraction", "bounds")
+
 
 @main.command("plot")
 @click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))
-@click.option("--kind", type=click.Choice(["heatmap", "scatter", "distribution", "judged-fraction"]),
+@click.option("--kind", type=click.Choice(["heatmap", "scatter", "distribution", "ranges", "judged-fraction",
+                                           "bounds"]),
               default="heatmap", show_default=True,
               help="heatmap: clustered mean MED between runs; scatter: mean MED of two metrics per pair; "
-                   "distribution: per-topic MED per pair; judged-fraction: MED under part of the qrels against "
-                   "the actual difference under all of them (computed from RUNS, --qrels, -m).")
+                   "distribution: per-topic MED per pair; ranges: per-topic difference ranges of one pair (--pair) "
+                   "and their mean, from a store made with 'matrix --range'; judged-fraction: MED under part of the "
+                   "qrels against the actual difference under all of them; bounds: runs ranked by their trec_eval "
+                   "score, with the range of their mean score (these two computed from RUNS, --qrels, -m).")
 @click.option("--store", type=click.Path(dir_okay=False), default="medopt-matrix.sqlite", show_default=True)
 @click.option("-m", "--metric", "metrics", multiple=True, help="Metric(s) to draw (default: those in the store).")
-@click.option("--qrels", type=click.Path(dir_okay=False), default=None, help="judged-fraction: the full qrels.")
+@click.option("--pair", nargs=2, default=None, metavar="RUN_A RUN_B",
+              help="ranges: the pair of runs (default: the only pair in the store).")
+@click.option("--qrels", type=click.Path(dir_okay=False), default=None,
+              help="judged-fraction: the full qrels; bounds: the qrels.")
 @click.option("--fractions", default="0,25,50,75,100", show_default=True,
               help="judged-fraction: percentages of the qrels kept (a seeded random subset, nested).")
 @click.option("--seed", type=int, default=0, show_default=True, help="judged-fraction: subsampling seed.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="judged-fraction: workers.")
 @click.option("-o", "--output", "outputs", multiple=True, required=True, type=click.Path(dir_okay=False),
               help="Image file, .png or .pdf. Repeatable.")
-def plot_command(runs, kind, store, metrics, qrels, fractions, seed, jobs, outputs):
-    """Plots of MED results: from a matrix store, or (judged-fraction) computed from runs and qrels."""
+def plot_command(runs, kind, store, metrics, pair, qrels, fractions, seed, jobs, outputs):
+    """Plots of MED results and ranges: from a matrix store, or (judged-fraction, bounds) computed from runs
+    and qrels."""
 
     plots.check_image_outputs(outputs)  # before any work: the suffix, and a place the file can be written
+    if pair and kind != "ranges":
+        raise MedoptError("--pair chooses the pair of runs for --kind ranges")
     if kind == "judged-fraction":
         if len(runs) < 2 or not qrels or len(metrics) != 1:
             raise MedoptError("--kind judged-fraction needs two or more RUNS, --qrels and one -m METRIC")
@@ -39,10 +52,20 @@ def plot_command(runs, kind, store, metrics, qrels, fractions, seed, jobs, outpu
             raise MedoptError(f"--fractions {fractions!r}: expected percentages like 0,25,50,75,100")
         plots.plot_judged_fraction(list(runs), qrels, metrics[0], list(outputs), percents=percents, seed=seed,
                                    jobs=jobs)
+    elif kind == "bounds":
+        if not runs or not qrels or len(metrics) != 1:
+            raise MedoptError("--kind bounds needs one or more RUNS, --qrels and one -m METRIC")
+        range_plots.plot_bounds(list(runs), qrels, metrics[0], list(outputs), warn=warn,
+                                time_limit=DEFAULT_TIME_LIMIT)
     else:
         if runs:
-            raise MedoptError(f"--kind {kind} draws from --store; RUNS are for --kind judged-fraction")
-        draw = {"heatmap": plots.plot_heatmap, "scatter": plots.plot_scatter,
-                "distribution": plots.plot_distribution}[kind]
-        draw(store, list(outputs), metrics=list(metrics) or None)
+            raise MedoptError(f"--kind {kind} draws from --store; RUNS are for --kind {' and '.join(FROM_RUNS)}")
+        if kind == "ranges":
+            if len(metrics) > 1:
+                raise MedoptError("--kind ranges draws one metric: give one -m")
+            range_plots.plot_ranges(store, list(outputs), metrics[0] if metrics else None, pair)
+        else:
+            draw = {"heatmap": plots.plot_heatmap, "scatter": plots.plot_scatter,
+                    "distribution": plots.plot_distribution}[kind]
+            draw(store, list(outputs), metrics=list(metrics) or None)
     click.echo(f"medopt: wrote {', '.join(outputs)}", err=True)

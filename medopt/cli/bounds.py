@@ -1,0 +1,53 @@
+"""``medopt bounds``: each run's score range per topic and metric, beside the score trec_eval reports."""
+
+from __future__ import annotations
+
+import click
+
+from .. import methods
+from ..bounds_table import BOUNDS_COLUMNS, score_bounds
+from ..io.paths import check_output_file
+from ..io.results import FORMATS, format_rows, write_rows
+from .common import (DEFAULT_TIME_LIMIT, TimeLimit, judged_only_option, main, metric_option, parse_limits,
+                     warn)
+
+
+@main.command("bounds")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--qrels", type=click.Path(dir_okay=False), default=None, help="TREC qrels; none: nothing judged.")
+@metric_option
+@click.option("--method", default="auto", show_default=True,
+              help=", ".join(["auto", *(name for name, m in methods.REGISTRY.items() if m.ranges)]) + ".")
+@click.option("--solver", default=None, help="Exact solver: highs or cpsat (default: as for compare).")
+@click.option("--time-limit", type=TimeLimit(), default=DEFAULT_TIME_LIMIT,
+              help=f"Seconds per range for the exact solver (default {DEFAULT_TIME_LIMIT:g}); beyond it an end is "
+                   "uncertified. 0 or none: no limit.")
+@click.option("--max-grade", type=int, default=None,
+              help="Top grade G (default: largest grade in the topic's qrels, at least 1).")
+@click.option("--residual", is_flag=True, help="RBP: the tail after the ranking's end is unknown too (it raises high).")
+@click.option("--strategy", default="auto", show_default=True, help="Exact model, as for compare.")
+@click.option("--at-most", "at_most", multiple=True, metavar="GRADE:N",
+              help="Side constraint: at most N documents of grade >= GRADE in the collection. Repeatable.")
+@click.option("--at-least", "at_least", multiple=True, metavar="GRADE:N",
+              help="Side constraint: at least N documents of grade >= GRADE. Repeatable.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="csv", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Output file (default: stdout).")
+@click.option("--honour-rank", is_flag=True, help="Order by the rank column instead of trec_eval's score order.")
+@judged_only_option
+@click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when stderr is a terminal).")
+def bounds_command(runs, qrels, metrics, method, solver, time_limit, max_grade, residual, strategy, at_most, at_least,
+                   fmt, output, honour_rank, judged_only, progress):
+    """Score range [low, high] of each run per topic and metric, over every grading of its unjudged
+    documents, beside the score trec_eval reports (unjudged = not relevant); then per run and metric
+    the range of the mean score (topic 'all': the mean of the lows, the mean of the highs)."""
+    limits = parse_limits(at_most, at_least)
+    if output:
+        check_output_file(output, "-o")
+    rows = score_bounds(list(runs), list(metrics), qrels, judged_only=judged_only, honour_rank=honour_rank,
+                        progress=progress, warn=warn, max_grade=max_grade, method=method, solver=solver,
+                        time_limit=time_limit, residual=residual, limits=limits,
+                        **({"strategy": strategy} if strategy != "auto" else {}))
+    if output:
+        write_rows(rows, BOUNDS_COLUMNS, fmt, output)
+    else:
+        click.echo(format_rows(rows, BOUNDS_COLUMNS, fmt), nl=False)
