@@ -18,15 +18,11 @@ from .bounds_table import score_bounds
 from .errors import MedoptError
 from .metrics import parse_metric
 from .plots import _pyplot, _save
+from .result import verdict
 from .store import RANGE_COLUMNS, open_existing
 
 # colours: ranges above 0 (A ahead under every assignment), below 0 (B ahead), across 0; the mean
 ABOVE, BELOW, ACROSS, MEAN = "tab:blue", "tab:orange", "0.65", "black"
-
-
-def verdict(low: float, high: float) -> str:
-    """SPEC 7: decided when the range excludes 0, else can flip."""
-    return "decided" if low > 0 or high < 0 else "can flip"
 
 
 def _some_pairs(pairs, count: int = 5) -> str:

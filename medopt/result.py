@@ -133,7 +133,7 @@ class RangeResult:
     @property
     def decided(self) -> bool:
         """The range excludes 0: no completion of the judgments changes which side is ahead."""
-        return self.low > 0 or self.high < 0
+        return verdict(self.low, self.high) == "decided"
 
     def to_dict(self) -> dict:
         return dict(asdict(self), certified=self.certified, status=self.status)
@@ -144,6 +144,12 @@ class RangeResult:
         return (f"{name}[{self.metric}] = [{self.low:.6f}, {self.high:.6f}] (bounds [{self.low_bound:.6f}, "
                 f"{self.high_bound:.6f}]; {mark}; {self.method}{'/' + self.solver if self.solver else ''}; "
                 f"{self.seconds:.3f}s)")
+
+
+def verdict(low: float, high: float) -> str:
+    """SPEC 7: a range (one topic's, or the mean over topics) is decided when it excludes 0 (no
+    completion of the judgments changes which run is ahead), else it can flip."""
+    return "decided" if low > 0 or high < 0 else "can flip"
 
 
 def certify_end(instance: Instance, end: End, direction: str) -> tuple[float, dict, bool, dict]:

@@ -12,6 +12,7 @@ from ..errors import MedoptError
 from ..io.paths import check_output_file
 from ..io.results import FORMATS, format_rows, mean, write_rows
 from ..io.trec import judged_topics, pair_topics, read_qrels, read_run, run_names
+from ..result import verdict
 from .common import judged_only_option, main, method_options, metric_option, parse_limits, warn
 
 COMPARE_COLUMNS = ("run_a", "run_b", "topic", "metric", "med", "direction", "certified", "upper_bound",
@@ -101,8 +102,3 @@ def compare(run_a, run_b, qrels, metrics, method, solver, time_limit, max_grade,
     else:
         click.echo(format_rows(rows, columns, fmt), nl=False)
 
-
-def verdict(low: float, high: float) -> str:
-    """SPEC 7: decided when the range excludes 0 (no completion of the judgments changes which run is
-    ahead), else can flip."""
-    return "decided" if low > 0 or high < 0 else "can flip"
