@@ -22,6 +22,7 @@ from medopt.errors import MedoptError
 from medopt.formulations import REGISTRY as FORMULATIONS
 from medopt.instance import build_instance
 from medopt.metrics import REGISTRY, Metric, Reduction, declared_reductions, parse_metric
+from medopt.metrics.proofs import Proof
 from medopt.reductions import reduce
 
 from exact_cases import oracle_cases
@@ -52,6 +53,7 @@ def test_every_family_declares_itself(family):
         assert set(cls.references) <= PROVIDERS
     for fact, proof in declared_reductions(metric).items():
         assert isinstance(fact, Reduction) and isinstance(proof, str) and len(proof) > 80, (family, fact)
+        assert isinstance(proof, Proof), f"{family}: the proof of {fact} must say for which signs it holds (Proof)"
     assert family in FORMULATIONS, f"{family}: no exact formulation registered"
 
 
