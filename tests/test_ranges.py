@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import itertools
+import time
 
 import pytest
 
@@ -175,3 +176,25 @@ def test_reductions_of_a_range_keep_each_directions_maximum(example):
                 assert best(instance, direction, obeys(reduced)) == pytest.approx(best(instance, direction),
                                                                                  abs=1e-12), (example, case, limits)
     assert reduced_somewhere > 5
+
+
+@pytest.mark.parametrize("metric", ["AP", "ERR@1000", "SSP@1000"])
+def test_a_time_limited_range_is_honest(metric):
+    """Both ends share one clock: the answer comes within the limit + 10% + 1 s, each end a true
+    difference inside its proven bound, uncertified unless proven."""
+    from test_limits import deep_pair, within
+    a, b = deep_pair(1000, similarity=0.6)
+    medopt.difference_range("AP@3", ["a", "b", "c"], ["c", "d"], {}, method="exact")  # imports paid before timing
+    started = time.perf_counter()
+    result = medopt.difference_range(metric, a, b, {}, time_limit=1.5)
+    assert within(1.5, time.perf_counter() - started)
+    instance = build_instance(metric, a, b, {})
+    for end, sign, bound, certified in (("high", 1, result.high_bound, result.high_certified),
+                                        ("low", -1, result.low_bound, result.low_certified)):
+        value = getattr(result, end)
+        assignment = getattr(result, f"{end}_assignment")
+        assert instance.difference(assignment, "a") == pytest.approx(value, abs=1e-12)
+        assert sign * bound >= sign * value - 1e-12
+        assert -1.0 - 1e-12 <= bound <= 1.0 + 1e-12
+        if not certified:
+            assert result.status == "timeout"
