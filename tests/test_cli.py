@@ -90,3 +90,15 @@ def test_metric_command_prints_canonical_names():
     result = run("metric", "ndcg_cut.10", "RBP(p=0.8)", "AP(norm=min)@100")
     assert result.exit_code == 0
     assert [line.split("\t")[0] for line in result.output.splitlines()] == ["nDCG@10", "RBP", "AP(norm=min)@100"]
+
+
+def test_version_names_the_solvers():
+    from importlib.metadata import version
+
+    from click.testing import CliRunner
+    from medopt.cli import main
+    result = CliRunner().invoke(main, ["--version"])
+    assert result.exit_code == 0
+    assert result.output.startswith(f"medopt {version('medopt')}\n")
+    assert f"HiGHS (highspy) {version('highspy')}" in result.output
+    assert f"OR-Tools CP-SAT {version('ortools')}" in result.output

@@ -141,8 +141,24 @@ class MedoptGroup(OneLineErrors, click.Group):
     command_class = MedoptCommand
 
 
+def version_message() -> str:
+    """``medopt --version``: medopt's version and those of the solvers and libraries it runs on
+    (from the installed distributions' metadata: nothing heavy is imported)."""
+    import platform
+    from importlib.metadata import PackageNotFoundError, version
+
+    def of(distribution: str) -> str:
+        try:
+            return version(distribution)
+        except PackageNotFoundError:
+            return "not installed"
+
+    return (f"%(prog)s %(version)s\nsolvers: HiGHS (highspy) {of('highspy')}, OR-Tools CP-SAT {of('ortools')}\n"
+            f"modelling: Pyomo {of('pyomo')}, NumPy {of('numpy')}\npython {platform.python_version()}")
+
+
 @click.group(cls=MedoptGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="medopt")
+@click.version_option(package_name="medopt", message=version_message())
 def main():
     """Maximized Effectiveness Difference between search rankings, computed exactly.
 
