@@ -97,7 +97,7 @@ def test_version_names_the_solvers():
 
     from click.testing import CliRunner
     from medopt.cli import main
-    result = CliRunner().invoke(main, ["--version"])
+    result = CliRunner().invoke(main, ["--version"], prog_name="medopt")
     assert result.exit_code == 0
     assert result.output.startswith(f"medopt {version('medopt')}\n")
     assert f"HiGHS (highspy) {version('highspy')}" in result.output
