@@ -15,8 +15,14 @@ Each finished instance is appended by the main process as one flushed line to a 
 stopped (--fresh ignores the log); the table is printed from the log, with the wall time and
 the number of instances solved in this run.
 
+Each instance's peak resident memory (the worker process's RSS, sampled every 10 ms while it
+runs) is logged and the table gives the largest per group.  ``--preset depth1000`` is trec_eval's
+depth: AP and RR over the whole run (1000 ranks), AP(norm=min)@1000, SSP@1000, nDCG@1000 and
+ERR@1000, plus Q(beta=1)@100.
+
     python benchmarks/exact_depth.py                       # the full benchmark (hours)
     python benchmarks/exact_depth.py --pairs 2 --topics 10 --ks 20   # a quick subset
+    python benchmarks/exact_depth.py --preset depth1000 --solvers default
 """
 
 from __future__ import annotations
@@ -48,6 +54,39 @@ METRICS = ["AP@{k}", "AP(norm=min)@{k}", "SSP@{k}", "nDCG@{k}", "ERR@{k}", "Q(be
 GRADED = {"nDCG", "ERR"}  # graded metrics: unjudged documents may take any DL-HARD grade 0..3
 GRADE_SCALE = 3  # the DL-HARD qrels' top grade; without it a topic's scale is its own top judged grade (SPEC 1)
 HEURISTICS = {"AP": "greedy", "SSP": "tabu", "nDCG": "alg1", "ERR": "tc-err"}
+# trec_eval's default depth: templates without {k} are metrics over the whole run (or a fixed cutoff)
+DEPTH_1000 = ["AP", "AP(norm=min)@{k}", "SSP@{k}", "nDCG@{k}", "ERR@{k}", "RR", "Q(beta=1)@100"]
+
+
+class PeakRSS:
+    """The largest resident set size of this process while the block runs (sampled every 10 ms by a
+    thread; psutil), in MB."""
+
+    def __init__(self, interval: float = 0.01):
+        import psutil
+        self.process, self.interval, self.peak = psutil.Process(), interval, 0
+        self._stop = threading.Event()
+
+    def _sample(self):
+        while True:
+            self.peak = max(self.peak, self.process.memory_info().rss)
+            if self._stop.wait(self.interval):
+                return
+
+    def __enter__(self):
+        self.peak = self.process.memory_info().rss
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, self.process.memory_info().rss)
+
+    @property
+    def mb(self) -> float:
+        return self.peak / 2 ** 20
 SEED = 20261122
 
 
@@ -72,14 +111,15 @@ def run_instance(metric, a, b, judgments, solver, time_limit):
     grades = {"max_grade": GRADE_SCALE} if family in GRADED else {}
     started = time.perf_counter()
     try:
-        exact = medopt.med(metric, a, b, judgments, method="exact", solver=None if solver == "default" else solver,
-                           time_limit=time_limit, **grades)
+        with PeakRSS() as memory:
+            exact = medopt.med(metric, a, b, judgments, method="exact", solver=None if solver == "default" else solver,
+                               time_limit=time_limit, **grades)
     except Exception as error:  # an unattended run logs a failing instance (uncertified) and goes on
         row.update(exact_seconds=time.perf_counter() - started, exact_value=None, certified=False, status="error",
                    bound=None, error=f"{type(error).__name__}: {error}")
         return row
     row.update(exact_seconds=time.perf_counter() - started, exact_value=exact.value, certified=exact.certified,
-               status=exact.status, bound=exact.upper_bound, used_solver=exact.solver)
+               status=exact.status, bound=exact.upper_bound, used_solver=exact.solver, peak_rss_mb=memory.mb)
     heuristic = HEURISTICS.get(family)
     if heuristic and heuristic in medopt.METHODS:
         started = time.perf_counter()
@@ -187,6 +227,8 @@ def main(argv=None):
     parser.add_argument("--topics", type=int, default=50)
     parser.add_argument("--ks", type=int, nargs="+", default=[20, 100])
     parser.add_argument("--metrics", nargs="+", default=METRICS, help="templates with {k}")
+    parser.add_argument("--preset", choices=["depth1000"], default=None,
+                        help="depth1000: --ks 1000 and trec_eval-depth metrics (AP, RR whole run; Q(beta=1)@100)")
     parser.add_argument("--judgments", nargs="+", default=["dl-hard", "none"], choices=["dl-hard", "none"])
     parser.add_argument("--solvers", nargs="+", default=["highs", "cpsat"], choices=["highs", "cpsat", "default"],
                         help="'default': the solver medopt picks when none is asked for (per metric family and depth)")
@@ -198,6 +240,8 @@ def main(argv=None):
     parser.add_argument("--compare", type=Path, metavar="LOG",
                         help="another run's log (an older commit, say): also print before / after on the instances both hold")
     args = parser.parse_args(argv)
+    if args.preset == "depth1000":
+        args.ks, args.metrics = [1000], DEPTH_1000
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
 
@@ -329,15 +373,18 @@ def print_table(rows, time_limit):
     for row in rows:
         groups.setdefault((row["metric"], row["k"], row["judgments"], row["solver"]), []).append(row)
     header = (f"{'metric':<18} {'judgments':<8} {'solver':<7} {'n':>5} {'cert%':>6} {'median':>8} {'p90':>8} "
-              f"{'max':>8} | {'heuristic':<9} {'hit%':>6} {'median':>8} {'p90':>8} {'max':>8}")
-    print(f"exact: seconds per instance, certified within {time_limit:g} s; heuristic: lower bound, hit = reached the certified maximum")
+              f"{'max':>8} {'RSS MB':>7} | {'heuristic':<9} {'hit%':>6} {'median':>8} {'p90':>8} {'max':>8}")
+    print(f"exact: seconds per instance, certified within {time_limit:g} s, largest peak RSS of an instance's "
+          f"process; heuristic: lower bound, hit = reached the certified maximum")
     print(header)
     print("-" * len(header))
     for (metric, k, judged, solver), group in sorted(groups.items(), key=lambda g: (g[0][1], g[0][0], g[0][2], g[0][3])):
         seconds = [r["exact_seconds"] for r in group]
         certified = sum(r["certified"] for r in group) / len(group)
+        memory = [r["peak_rss_mb"] for r in group if r.get("peak_rss_mb") is not None]  # older logs lack it
         line = (f"{metric:<18} {judged:<8} {solver:<7} {len(group):>5} {100 * certified:>6.1f} "
-                f"{statistics.median(seconds):>8.3f} {percentile(seconds, 90):>8.3f} {max(seconds):>8.3f}")
+                f"{statistics.median(seconds):>8.3f} {percentile(seconds, 90):>8.3f} {max(seconds):>8.3f} "
+                f"{max(memory) if memory else float('nan'):>7.0f}")
         fast = [r for r in group if "heuristic_seconds" in r]
         if fast:
             hits = [r for r in fast if r["certified"]]

@@ -58,3 +58,20 @@ def test_instance_row_names_the_solver_used_and_logs_errors(bench):
     assert good["certified"] and good["used_solver"] == "highs" and good["heuristic"] == "greedy"
     bad = bench.run_instance("AP@3", ["d1", "d1"], ["d3"], {}, "highs", 10)  # a ranking with a duplicate
     assert bad["status"] == "error" and not bad["certified"] and bad["error"]
+
+
+def test_peak_rss_sees_memory_freed_before_the_block_ends(bench):
+    with bench.PeakRSS() as quiet:
+        pass
+    with bench.PeakRSS() as busy:
+        block = bytearray(200 * 2 ** 20)  # touched: resident
+        block[:: 4096] = b"x" * len(block[:: 4096])
+        import time
+        time.sleep(0.05)
+        del block
+    assert busy.mb >= quiet.mb + 150
+
+
+def test_the_depth_1000_preset(bench):
+    assert [t.format(k=1000) for t in bench.DEPTH_1000] == [
+        "AP", "AP(norm=min)@1000", "SSP@1000", "nDCG@1000", "ERR@1000", "RR", "Q(beta=1)@100"]
