@@ -23,6 +23,7 @@ The waiting uses an Event the worker sets, never ``Thread.join``: a KeyboardInte
 
 from __future__ import annotations
 
+import atexit
 import threading
 import time
 from typing import Callable
@@ -32,8 +33,23 @@ STOP_WAIT = 0.4      # seconds a stopped solver is given to return
 OVERRUN_GRACE = 0.1  # seconds past its time limit a solver may take before it is stopped
 
 
+EXIT_WAIT = 30.0     # seconds the interpreter's exit waits for solvers left running (then exits anyway)
+
+# the done-events of solver threads left running (a solver that overran, or did not stop at once after
+# an interrupt): a process that exits under a running HiGHS or CP-SAT call aborts (C++ terminate), so
+# the exit waits for them (_wait_for_left_solvers)
+_LEFT: set = set()
+
+
 class SolverOverran(Exception):
     """A solver still running STOP_WAIT after it was stopped at its time limit (left to finish)."""
+
+
+@atexit.register
+def _wait_for_left_solvers(limit: float = EXIT_WAIT) -> None:
+    give_up = time.monotonic() + limit
+    for done in list(_LEFT):
+        done.wait(max(0.0, give_up - time.monotonic()))
 
 
 def run_stoppable(run: Callable[[], object], stop: Callable[[], None], time_limit: float | None = None):
@@ -59,6 +75,9 @@ def run_stoppable(run: Callable[[], object], stop: Callable[[], None], time_limi
         while not done.is_set() and time.monotonic() < give_up:
             stop()
             done.wait(POLL)
+        if not done.is_set():  # left running: the interpreter's exit waits for it
+            _LEFT.difference_update([event for event in list(_LEFT) if event.is_set()])
+            _LEFT.add(done)
         return done.is_set()
 
     worker = threading.Thread(target=work, name="medopt-solve", daemon=True)
