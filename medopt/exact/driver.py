@@ -1,13 +1,15 @@
 """``method="exact"``: both directions of an instance, each solved on the instance reduced by the
 facts its metric declares (reductions.py), by one strategy on the metric's formulation, then
-certified (result.certify).
+certified: the MED (``exact``, result.certify) or the two ends of the difference range
+(``exact_range``, result.certify_range; SPEC 7).
 
 A strategy solves one direction on the models of one formulation interface (formulations/base.py):
 ``direct`` and ``compact`` (direct.py), ``enumerate`` over the cases of a ratio (cases.py),
 ``dinkelbach`` and ``capped`` (dinkelbach.py), and the branch and bound over ``boxes`` of cases
-(boxes.py).  Every direction starts from the best difference already reached (the rank rule, the
-warm-start heuristics, the formulation's seeds, then the other direction) and only looks for
-assignments that beat it.
+(boxes.py).  For MED every direction starts from the best difference already reached (the rank
+rule, the warm-start heuristics, the formulation's seeds, then the other direction) and only
+looks for assignments that beat it.  For a range each direction starts from its own best guess
+and is solved to its own optimum, with the facts that hold for its sign (solve_directions).
 """
 
 from __future__ import annotations
