@@ -20,6 +20,11 @@ STATUSES = ("optimal", "feasible", "timeout", "heuristic")
 
 @dataclass
 class MedResult:
+    """One MED answer with its certificate (made only by ``certify``): ``value`` = |M(A) - M(B)|
+    under ``assignment``, the list ``direction`` scoring higher, a proven ``upper_bound``, the
+    solver's ``status`` and whether the result is ``certified``; ``score_a`` and ``score_b`` are
+    M(A) and M(B) under the assignment."""
+
     value: float
     direction: str                 # "a" or "b": which list scores higher under `assignment`
     assignment: dict               # unjudged document -> grade (padding documents omitted)

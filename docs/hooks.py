@@ -1,0 +1,95 @@
+"""MkDocs hooks of the documentation site (mkdocs.yml; not a page: exclude_docs leaves it out).
+
+The site is ``docs/`` plus three things that live elsewhere in the repository and are read where
+they are, never copied into ``docs/``:
+
+- the generated formulation catalogue ``models/`` (pages and LP files), at ``models/`` on the site;
+- the teaching notebooks ``notebooks/*.ipynb``, at ``notebooks/`` (mkdocs-jupyter renders their
+  stored outputs; they are not executed here);
+- the README, as the page ``usage.md``.
+
+Pages link to each other by their repository paths (``../models/README.md`` from ``docs/``,
+``docs/limits.md`` from the README), so the links also work when the files are read in the
+repository; ``on_page_markdown`` turns each such link into the same file's path on the site.
+A link to a repository file that is not on the site is left as it is, and ``mkdocs build
+--strict`` fails on it.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from mkdocs.plugins import event_priority
+from mkdocs.structure.files import File
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = "docs/"
+MOUNTED = {"models": ("*.md", "*.lp"), "notebooks": ("*.ipynb",)}  # repository folder -> files taken
+README, README_PAGE = "README.md", "usage.md"
+
+_LINK = re.compile(r"(\]\()(<[^>]*>|[^)\s]+)")  # the target of an inline link or image: ](target
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def repository_path(site_path: str) -> str:
+    """Where a page of the site (its path in the site's sources) is in the repository."""
+    if site_path == README_PAGE:
+        return README
+    if site_path.split("/", 1)[0] in MOUNTED:
+        return site_path
+    return DOCS + site_path
+
+
+def site_path(repository_file: str) -> str | None:
+    """Where a repository file is in the site's sources (None: not on the site)."""
+    if repository_file == README:
+        return README_PAGE
+    if repository_file.startswith(DOCS):
+        return repository_file[len(DOCS):]
+    if repository_file.split("/", 1)[0] in MOUNTED:
+        return repository_file
+    return None
+
+
+@event_priority(100)  # before the plugins: mkdocs-jupyter turns the .ipynb files into pages in its on_files
+def on_files(files, config):
+    for folder, patterns in MOUNTED.items():
+        found = sorted({path for pattern in patterns for path in (ROOT / folder).glob(pattern) if path.is_file()})
+        for path in found:
+            # a File whose source directory is the repository root (not File.generated, whose abs_src_path
+            # mkdocs-jupyter's wrapper of a notebook's File does not see)
+            files.append(File(path.relative_to(ROOT).as_posix(), src_dir=str(ROOT), dest_dir=config.site_dir,
+                              use_directory_urls=config.use_directory_urls))
+    files.append(File.generated(config, README_PAGE, abs_src_path=str(ROOT / README)))
+    return files
+
+
+def site_link(target: str, page_source: str) -> str:
+    """``target``, a link in the page whose site source path is ``page_source``, as a link on the site."""
+    if target.startswith("<") and target.endswith(">"):
+        return "<" + site_link(target[1:-1], page_source) + ">"
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc or not parts.path or parts.path.startswith("/"):
+        return target
+    here = repository_path(page_source)
+    linked = posixpath.normpath(posixpath.join(posixpath.dirname(here), parts.path))
+    on_site = site_path(linked)
+    if on_site is None:
+        return target  # not on the site: strict mode reports it
+    relative = posixpath.relpath(on_site, posixpath.dirname(page_source) or ".")
+    return relative + (f"#{parts.fragment}" if parts.fragment else "")
+
+
+def on_page_markdown(markdown, page, config, files):
+    source = page.file.src_uri
+    lines, fenced = [], False
+    for line in markdown.split("\n"):
+        if _FENCE.match(line):
+            fenced = not fenced
+        elif not fenced:
+            line = _LINK.sub(lambda m: m.group(1) + site_link(m.group(2), source), line)
+        lines.append(line)
+    return "\n".join(lines)
