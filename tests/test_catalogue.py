@@ -78,7 +78,8 @@ def test_export_command_writes_lp(tmp_path):
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary left behind
 
 
-@pytest.mark.parametrize("metric", ["SDCG@10", "P@10", "DCG@10", "RBP(p=0.95)", "SSP@10", "ERR@10", "RR@10"])
+@pytest.mark.parametrize("metric", ["SDCG@10", "P@10", "DCG@10", "RBP(p=0.95)", "SSP@10", "SP@10", "ERR@10", "RR@10",
+                                    "Success@10"])
 @pytest.mark.parametrize("direction", ["a", "b"])
 def test_direct_lp_optimum_is_the_direction_med(tmp_path, metric, direction):
     path = tmp_path / "model.lp"
@@ -96,7 +97,7 @@ def test_sdcg_lp_matches_med():
     assert solve_lp(path) == pytest.approx(result.value, abs=1e-9)
 
 
-@pytest.mark.parametrize("metric", ["nDCG@10", "AP@10", "AP(norm=min)@10"])
+@pytest.mark.parametrize("metric", ["nDCG@10", "AP@10", "AP(norm=min)@10", "R@10"])
 @pytest.mark.parametrize("direction", ["a", "b"])
 def test_dinkelbach_export_is_the_last_step(tmp_path, metric, direction):
     path = tmp_path / "model.lp"
@@ -106,7 +107,7 @@ def test_dinkelbach_export_is_the_last_step(tmp_path, metric, direction):
     assert solve_lp(path) == pytest.approx(0.0, abs=1e-9)
 
 
-@pytest.mark.parametrize("metric", ["nDCG@10", "AP@10", "Q@10"])
+@pytest.mark.parametrize("metric", ["nDCG@10", "AP@10", "Q@10", "R@10", "Rprec@10", "Rprec"])
 @pytest.mark.parametrize("direction", ["a", "b"])
 def test_enumerate_export_is_the_optimal_case(tmp_path, metric, direction):
     path = tmp_path / "model.lp"

@@ -35,6 +35,12 @@ RR@10                   msmarco      ``RR@10``
 nDCG@10/@20/@100, nDCG  pytrec_eval  ``nDCG@k`` / ``nDCG``: same definition (gain = grade, ideal
                                      over all the topic's judged docs, whole ranking when no @k)
 AP@100, AP              pytrec_eval  ``AP@100`` / ``AP`` (R = all relevant judged docs, not min(k, R))
+R@10/@100/@1000         pytrec_eval  ``R@k`` (relevant in the top k / R, R = all relevant judged docs;
+                                     0 when R = 0); the provider takes no ``rel``
+Rprec, Rprec(rel=2)     pytrec_eval  ``Rprec`` / ``Rprec(rel=2)``: relevant in the top R / R (whole
+                                     ranking; fewer than R retrieved: still / R)
+Success@1/@10,          pytrec_eval  ``Success@k`` / ``Success(rel=2)@5``: 1 iff a document of grade
+Success(rel=2)@5                     >= rel is in the top k
 ERR@20                  gdeval       ``ERR@20`` with ``max_grade=4``.  gdeval.pl (TREC Web 2010)
                                      uses gain (2^g - 1) / 2^4 with a fixed MAX_JUDGMENT = 4,
                                      whatever the collection; medopt's default is
@@ -62,7 +68,7 @@ SDCG(max_rel=3)@10/@20  cwl_eval     ``SDCG@k`` with ``max_grade=3``: both are D
 ======================  ===========  =============================================================
 
 Not compared: Judged@k and the other measures that depend on which documents are
-judged; DCG, SSP, AP(norm=min) and Q, which no provider computes.
+judged; DCG, SSP, SP, AP(norm=min), Rprec@k and Q, which no provider computes.
 
 cwl_eval is not a dependency of ir_measures: without it (``pip install cwl-eval``)
 the RBP and SDCG comparisons skip; without perl the ERR comparison skips.
@@ -81,7 +87,7 @@ ir_measures = pytest.importorskip("ir_measures")
 pytrec_eval = pytest.importorskip("pytrec_eval")
 trec = pytest.importorskip("medopt.io.trec", reason="medopt.io.trec (read_run/read_qrels) not available")
 
-from ir_measures import AP, ERR, P, RBP, RR, SDCG, nDCG  # noqa: E402
+from ir_measures import AP, ERR, P, R, RBP, RR, SDCG, Rprec, Success, nDCG  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 DL_HARD = DATA / "dl-hard"
@@ -115,6 +121,14 @@ CASES = [
     (nDCG, "pytrec_eval", "nDCG", {}, EXACT),
     (AP @ 100, "pytrec_eval", "AP@100", {}, EXACT),
     (AP, "pytrec_eval", "AP", {}, EXACT),
+    (R @ 10, "pytrec_eval", "R@10", {}, EXACT),
+    (R @ 100, "pytrec_eval", "R@100", {}, EXACT),
+    (R @ 1000, "pytrec_eval", "R@1000", {}, EXACT),
+    (Rprec, "pytrec_eval", "Rprec", {}, EXACT),
+    (Rprec(rel=2), "pytrec_eval", "Rprec(rel=2)", {}, EXACT),
+    (Success @ 1, "pytrec_eval", "Success@1", {}, EXACT),
+    (Success @ 10, "pytrec_eval", "Success@10", {}, EXACT),
+    (Success(rel=2) @ 5, "pytrec_eval", "Success(rel=2)@5", {}, EXACT),
     (ERR @ 20, "gdeval", "ERR@20", {"max_grade": 4}, GDEVAL),
     (RBP(p=0.8, rel=1), "cwl_eval", "RBP(p=0.8)", {"max_grade": 3, "gains": binary_gains(1)}, EXACT),
     (RBP(p=0.95, rel=1), "cwl_eval", "RBP(p=0.95)", {"max_grade": 3, "gains": binary_gains(1)}, EXACT),
@@ -195,7 +209,8 @@ def test_per_topic_against_ir_measures(measure, provider_name, metric, kwargs, t
 # -- tied scores ---------------------------------------------------------------------
 
 TIE_MEASURES = {"P_10": "P@10", "ndcg_cut_10": "nDCG@10", "ndcg_cut_20": "nDCG@20", "map": "AP",
-                "map_cut_100": "AP@100", "recip_rank": "RR"}
+                "map_cut_100": "AP@100", "recip_rank": "RR", "recall_100": "R@100", "Rprec": "Rprec",
+                "success_5": "Success@5"}
 
 
 def original_scores(path: Path) -> dict[str, dict[str, float]]:

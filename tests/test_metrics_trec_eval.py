@@ -46,16 +46,20 @@ rbp                ``RBP(p=0.9)``         m_rbp.c's default p is 0.9 (ir_measure
                                           the topic's top level when it exceeds 1: medopt's
                                           default gain(g) / gain(G), G = max(1, top grade);
                                           not affected by -l
-success_k          ``RR(rel=L)@k > 0``    derived: 1 iff a relevant doc is in the top k
+success_k          ``Success(rel=L)@k``   1 iff a doc of grade >= L is in the top k
+recall_k           ``R(rel=L)@k``         relevant in the top k / R, R as for map; 0 when
+                                          R = 0
+Rprec              ``Rprec(rel=L)``       relevant in the top R / R (fewer than R retrieved:
+                                          still / R); 0 when R = 0
 =================  =====================  ==================================================
 
 For ``L == 1`` the trec_eval name itself (P_k, map, map_cut_k, recip_rank, ndcg,
-ndcg_cut_k) is also parsed by ``medopt.parse_metric`` (its trec_eval aliases) and must
-give the same metric.  Not ``rbp``: medopt parses it case-insensitively as the
+ndcg_cut_k, success_k, recall_k, Rprec) is also parsed by ``medopt.parse_metric`` (its
+trec_eval aliases) and must give the same metric.  Not ``rbp``: medopt parses it case-insensitively as the
 ir_measures-style ``RBP`` with p = 0.8, not trec_eval's p = 0.9.
 
-Not compared (no medopt counterpart): Rprec, Rprec_mult, bpref, gm_*, iprec_at_recall,
-11pt_avg, recall_k, relative_P_k, set_*, infAP, ndcg_rel, Rndcg, binG, G, utility,
+Not compared (no medopt counterpart): Rprec_mult, bpref, gm_*, iprec_at_recall,
+11pt_avg, relative_P_k, set_*, infAP, ndcg_rel, Rndcg, binG, G, utility,
 rbp_resid, unj_k, num_* (the num_* are used only to check the inferred flags).
 
 Grades: trec_eval reads a negative grade as "in the pool but unjudged": never relevant,
@@ -92,7 +96,7 @@ FIXTURES = {
     "out.test.aql": ("qrels.rel_level", "results.test", 2, False, True),
 }
 
-_CUT = re.compile(r"^(P|map_cut|ndcg_cut|success)_(\d+)$")
+_CUT = re.compile(r"^(P|map_cut|ndcg_cut|success|recall)_(\d+)$")
 
 
 def medopt_metric(name: str, level: int) -> str | None:
@@ -106,6 +110,8 @@ def medopt_metric(name: str, level: int) -> str | None:
         return "nDCG"
     if name == "rbp":
         return "RBP(p=0.9)"
+    if name == "Rprec":
+        return f"Rprec{rel}"
     match = _CUT.match(name)
     if not match:
         return None
@@ -116,14 +122,13 @@ def medopt_metric(name: str, level: int) -> str | None:
         return f"AP{rel}@{k}"
     if family == "ndcg_cut":
         return f"nDCG@{k}"
-    return f"RR{rel}@{k}"  # success_k, compared as RR@k > 0
+    if family == "recall":
+        return f"R{rel}@{k}"
+    return f"Success{rel}@{k}"
 
 
 def ours(name: str, level: int, ranking, grades) -> float:
-    value = medopt.score(medopt_metric(name, level), ranking, grades)
-    if name.startswith("success_"):
-        return 1.0 if value > 0 else 0.0
-    return value
+    return medopt.score(medopt_metric(name, level), ranking, grades)
 
 
 def read_trec_eval_output(path: Path) -> dict[str, dict[str, str]]:
@@ -155,7 +160,7 @@ def compare(table, level, rankings, qrels, topics):
     for name, values in sorted(table.items()):
         if medopt_metric(name, level) is None:
             continue
-        if level == 1 and name not in ("rbp",) and not name.startswith("success_"):
+        if level == 1 and name != "rbp":
             assert medopt.parse_metric(name) == medopt.parse_metric(medopt_metric(name, 1)), name
         per_topic = {t: ours(name, level, rankings.get(t, ()), qrels[t]) for t in topics}
         mean = math.fsum(per_topic.values()) / len(per_topic)
@@ -207,9 +212,9 @@ def test_trec_eval_fixture(out_name, tmp_path):
     shared = {m for m in table if medopt_metric(m, level)}
     rows = 1 + (len(topics) if per_topic else 0)
     assert count == len(shared) * rows
-    assert {"map", "recip_rank", "P_5"} <= shared
+    assert {"map", "recip_rank", "P_5", "Rprec"} <= shared
     if out_name != "out.test":
-        assert {"ndcg", "ndcg_cut_10", "map_cut_100", "rbp", "success_10"} <= shared
+        assert {"ndcg", "ndcg_cut_10", "map_cut_100", "rbp", "success_10", "recall_100"} <= shared
     assert not mismatches, f"{len(mismatches)}/{count} differ from trec_eval:\n" + "\n".join(mismatches)
 
 
@@ -242,7 +247,8 @@ def test_relevance_level_changes_binary_measures_only(tmp_path):
 
 DL_HARD_MEASURES = ["map", "recip_rank", "ndcg", "P_5", "P_10", "P_20", "P_100", "map_cut_10", "map_cut_100",
                     "map_cut_1000", "ndcg_cut_5", "ndcg_cut_10", "ndcg_cut_20", "ndcg_cut_100", "success_1",
-                    "success_5", "success_10"]
+                    "success_5", "success_10", "Rprec", "recall_5", "recall_10", "recall_15", "recall_20",
+                    "recall_30", "recall_100", "recall_200", "recall_500", "recall_1000"]
 DL_HARD_RUNS = sorted(p.name for p in (DL_HARD / "baselines" / "doc").glob("*.run")) if DL_HARD.exists() else []
 
 

@@ -61,12 +61,35 @@ def cutoff_for(start: float):
 
 def settle_without_relevance(result: DirectionResult, instance: Instance) -> None:
     """Every case (or box) infeasible: only assignments with D = 0 (no relevant document) remain,
-    whose difference is 0; the all-zero assignment is one of them if it meets the limits."""
-    zero = {d: 0 for d in instance.unjudged}
-    if not instance.satisfies_limits(zero):
+    whose difference is 0.  One that meets the limits is offered (the all-zero assignment first;
+    vanishing_points also tries documents at grades that do not count, which a lower limit on such a
+    grade may need); when none does, no assignment meets them (vanishing_points is exhaustive for at
+    most one limit; with more, 0 stays a proven bound, unreached)."""
+    point = next((p for p in vanishing_points(instance) if instance.satisfies_limits(p)), None)
+    if point is None and len(instance.limits) <= 1:
         raise MedoptError("no assignment satisfies the relevance limits")
-    result.offer(0.0, zero)
+    if point is not None:
+        result.offer(0.0, point)
+    else:
+        result.proven = False
     result.bound = 0.0
+
+
+def denominator_counts(instance: Instance):
+    """grade -> whether a document of that grade counts towards the denominator."""
+    metric, grading = instance.metric, instance.grading
+    return (lambda g: metric.is_relevant(g)) if metric.binary else (lambda g: metric.gain(g, grading) > 0)
+
+
+def vanishing_points(instance: Instance):
+    """Assignments that leave the denominator at 0: m unjudged documents at one grade g that does not
+    count, the rest at 0 (every such assignment when there is at most one relevance limit)."""
+    counts, docs = denominator_counts(instance), instance.unjudged
+    for grade in range(instance.max_grade + 1):
+        if counts(grade):
+            return
+        for m in range(len(docs) + 1) if grade > 0 else (0,):
+            yield {d: (grade if i < m else 0) for i, d in enumerate(docs)}
 
 
 def offer_rescored(result: DirectionResult, instance: Instance, direction: str, assignment: dict,

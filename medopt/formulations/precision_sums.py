@@ -1,4 +1,4 @@
-"""MED for SSP@k, AP@k and AP(norm=min)@k: sums of precisions, linearised exactly.
+"""MED for SSP@k, SP@k, AP@k and AP(norm=min)@k: sums of precisions, linearised exactly.
 
 Relevance b_d (grade >= rel) is linear in x.  The sum of precisions of list X,
 SP(X) = sum_i b_{x_i} P@i = sum_i (1/i) b_{x_i} (1 + sum_{j<i} b_{x_j})
@@ -11,7 +11,9 @@ drops the pair).  Only the binding side of the linearisation is kept: y <= b_d a
 y <= b_e for a positive weight, y >= b_d + b_e - 1 for a negative one (the maximiser
 drives y to the product either way, common.binary_and).
 
-SSP@k = SP / k: a MILP.  AP@k = SP / R, R = #relevant documents of the collection
+SSP@k = SP / k and SP@k = SP (unnormalised): a MILP, the same one scaled.  SP is no dot
+product (b_d b_e products), so the closed form of the dot-product metrics does not apply to it.
+AP@k = SP / R, R = #relevant documents of the collection
 (judged anywhere + assigned), and AP(norm=min)@k = SP / min(k, R): ratios, solved
 by enumerating R (each case fixes R = r, or R >= k for norm=min) or by Dinkelbach
 on N - lam * D, with D = R (linear) or min(k, R) = sum_{m<=k} u[m] for the unary
@@ -118,9 +120,9 @@ class RelevantCount(Case):
 
 @register
 class PrecisionSums(Formulation, DirectModel, CaseModels, DinkelbachModels, CappedRatio):
-    families = ("SSP", "AP")
-    examples = ("AP@10", "AP(norm=min)@10", "SSP@10")
-    title = "sum of precisions (SSP, AP, AP(norm=min))"
+    families = ("SSP", "SP", "AP")
+    examples = ("AP@10", "AP(norm=min)@10", "SSP@10", "SP@10")
+    title = "sum of precisions (SSP, SP, AP, AP(norm=min))"
 
     def preferred_solver(self, instance):
         """CP-SAT for AP and AP(norm=min) from depth 50 (the longer cut list), HiGHS otherwise
@@ -142,7 +144,7 @@ class PrecisionSums(Formulation, DirectModel, CaseModels, DinkelbachModels, Capp
                          what=f"{pairs:,} products of pairs of unjudged documents")
 
     def strategies(self, instance):
-        if instance.metric.family == "SSP":
+        if instance.metric.family in ("SSP", "SP"):
             return ("direct",)
         return ("enumerate", "dinkelbach") + (("capped",) if self.min_cutoff(instance) is not None else ())
 
@@ -155,12 +157,18 @@ class PrecisionSums(Formulation, DirectModel, CaseModels, DinkelbachModels, Capp
                               doc="R: relevant documents of the collection")
         return numerator, relevant
 
-    # -- SSP: not a ratio -------------------------------------------------------
+    # -- SSP and SP: not a ratio ---------------------------------------------------
+    def scale(self, instance) -> float:
+        """SSP@k = SP / k; SP@k = SP."""
+        return 1.0 / instance.metric.cutoff if instance.metric.family == "SSP" else 1.0
+
     def build_direct(self, instance, direction):
-        m = new_model(instance, direction, "SSP MILP")
+        family = instance.metric.family
+        m = new_model(instance, direction, f"{family} MILP")
         numerator, _ = self._base(m, instance, direction)
-        m.objective = pyo.Objective(expr=numerator * (1.0 / instance.metric.cutoff), sense=pyo.maximize,
-                                    doc="maximise SP(better)/k - SP(other)/k")
+        m.objective = pyo.Objective(expr=numerator * self.scale(instance), sense=pyo.maximize,
+                                    doc="maximise SP(better)/k - SP(other)/k" if family == "SSP"
+                                    else "maximise SP(better) - SP(other)")
         return m
 
     def direct_matrix(self, instance, direction):
@@ -172,7 +180,7 @@ class PrecisionSums(Formulation, DirectModel, CaseModels, DinkelbachModels, Capp
         numerator, _ = self._base(m, instance, direction)
         matrix = m.matrix()
         c, constant = m.vector(numerator)
-        matrix.c, matrix.offset = c * (1.0 / instance.metric.cutoff), constant * (1.0 / instance.metric.cutoff)
+        matrix.c, matrix.offset = c * self.scale(instance), constant * self.scale(instance)
         return DirectMatrix(matrix, m.assignment)
 
     # -- AP: ratio -------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""SSP@k (Tan & Clarke's "MAP"), AP@k (trec_eval) and AP(norm=min)@k (Sakai)."""
+"""SSP@k (Tan & Clarke's "MAP"), SP@k (the sum of precisions, k SSP@k), AP@k (trec_eval) and
+AP(norm=min)@k (Sakai)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,26 @@ class SSP(Metric):
     def score(self, ranking, grades, grading) -> float:
         relevant = [self.is_relevant(g) for g in self.grades_of(ranking, grades)]
         return sum_of_precisions(relevant) / self.cutoff
+
+
+@register
+class SP(Metric):
+    family = "SP"
+    PARAMS = {"rel": REL}
+    needs_cutoff = True
+    binary = True
+    doc = "SP@k = sum_{i<=k} b_i P@i (sum of precisions, unnormalised; = k SSP@k)"
+    references = {"none": "no library computes the unnormalised sum of precisions; it is k SSP@k"}
+    examples = ("SP@5", "SP(rel=2)@4")
+    reductions = {Reduction.WORSE_ONLY_ZERO: proofs.WORSE_ONLY_SUM_OF_PRECISIONS,
+                  Reduction.RANK_DOMINANCE: proofs.RANK_DOMINANCE_DECREASING_WEIGHTS}
+
+    def max_score(self, depth: int, grading) -> float:
+        """Every counted rank relevant: P@i = 1 at each."""
+        return float(depth)
+
+    def score(self, ranking, grades, grading) -> float:
+        return sum_of_precisions([self.is_relevant(g) for g in self.grades_of(ranking, grades)])
 
 
 @register

@@ -178,6 +178,12 @@ class Metric(ABC):
     def top_gain(self, grading: Grading) -> float:
         return self.gain(grading.max_grade, grading)
 
+    def max_score(self, depth: int, grading: Grading) -> float:
+        """A score no ranking of ``depth`` counted ranks exceeds (scores are >= 0), so no difference
+        exceeds it either (bounds.trivial_bound): 1 for the metrics bounded by 1; a family whose
+        scores grow with the depth (DCG, SP) says so."""
+        return 1.0
+
     def grading_problem(self, grading: Grading) -> str | None:
         """Why this metric's arithmetic cannot take ``grading`` (its top grade or gains), or None: one
         line naming the metric family."""

@@ -32,6 +32,10 @@ class DCG(DotProduct):
     examples = ("DCG@5", "DCG")
     reductions = DotProduct.DOT_PRODUCT_REDUCTIONS
 
+    def max_score(self, depth: int, grading) -> float:
+        """Every counted rank at the top grade."""
+        return sum(self.rank_weights(depth)) * self.unit_gain(grading.max_grade, grading)
+
 
 @register
 class SDCG(DotProduct):

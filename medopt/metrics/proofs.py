@@ -74,3 +74,40 @@ SHARED_ENDS_CASCADE = Proof(
     "document at each rank, when their first q ranks hold the same set: the reach of every suffix "
     "rank is a product over the same documents in X and Y, so suffix terms cancel for every "
     "assignment and their grades do not matter.", any_sign=False)
+
+WORSE_ONLY_SUCCESS = Proof(
+    "Success@k = max_{i<=k} b_i is non-decreasing in every b_i of its own top k and sees no other "
+    "document.  Raising a Y-only document leaves Success(X) unchanged and cannot lower Success(Y), so "
+    "grade 0 is best, whatever the sign of the difference.", any_sign=True)
+
+BETTER_ONLY_SUCCESS = Proof(
+    "Raising an X-only document cannot lower Success(X) = max_{i<=k} b_i (b is non-decreasing in the "
+    "grade) and leaves Success(Y) unchanged: the top grade G is best (no side constraints), whatever the "
+    "sign of the difference.", any_sign=True)
+
+RANK_DOMINANCE_SUCCESS = Proof(
+    "If r_X(d) <= r_X(e) and r_Y(d) >= r_Y(e) (absent: deeper than every rank) and grade(d) < "
+    "grade(e), swap the two grades; the multiset of grades, so every limit, is kept.  Of the pair, X's "
+    "top k holds both (the same two grades as before), only d (now the higher grade) or neither, since e "
+    "in it implies d is: Success(X), a non-decreasing function of the grades in its top k, cannot fall.  "
+    "Y's top k holds both, only e (now the lower grade) or neither: Success(Y) cannot rise.  This holds "
+    "for every assignment, whatever the sign of the difference.  Only covering pairs are kept; "
+    "transitivity gives the rest.", any_sign=True)
+
+NET_WEIGHT_RECALL = Proof(
+    "R@k = N / R with N = sum_d b_d (w_X(d) - w_Y(d)), w_X(d) = 1 when d is in X's top k and 0 "
+    "otherwise, and R (the relevant documents of the collection) non-decreasing in every b_d.  Setting a "
+    "document with w_X(d) <= w_Y(d) to grade 0 cannot lower N and cannot raise R; with N >= 0 the ratio "
+    "cannot fall (if R falls to 0, d was the only relevant document, so N = w_X(d) - w_Y(d) <= 0 was 0 "
+    "and the value stays 0).  This contains WORSE_ONLY for R@k.", any_sign=False)
+
+RANK_DOMINANCE_CUT_COUNT = Proof(
+    "R@k, Rprec and Rprec@k are C_c(X) / D, C_c the number of relevant documents among the first c "
+    "ranks, where the cut c and the divisor D depend on R alone (R@k: c = k, D = R; Rprec: c = D = R; "
+    "Rprec@k: c = D = min(k, R); the value is 0 when R = 0).  If r_X(d) <= r_X(e) and r_Y(d) >= r_Y(e) "
+    "(absent: deeper than every rank) and grade(d) < grade(e), swapping the two grades keeps the "
+    "multiset of grades, so R, c, D and every limit.  Of the pair, X's first c ranks hold both (the same "
+    "two grades as before), only d (now the higher grade) or neither, since e among them implies d is: "
+    "C_c(X) cannot fall.  Y's first c ranks hold both, only e (now the lower grade) or neither: C_c(Y) "
+    "cannot rise.  This holds for every assignment, whatever the sign of the difference.  Only covering "
+    "pairs are kept; transitivity gives the rest.", any_sign=True)
