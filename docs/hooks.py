@@ -54,6 +54,24 @@ def site_path(repository_file: str) -> str | None:
     return None
 
 
+# nav sections filled from the repository (mkdocs.yml leaves them empty): a new notebook or model family
+# is on the site and in the menu without an edit here
+GENERATED_NAV = {"Notebooks": ("notebooks", "*.ipynb", None), "Model catalogue": ("models", "*.md", "README.md")}
+
+
+def on_config(config):
+    for section in config.nav or ():
+        if isinstance(section, dict):
+            for title, (folder, pattern, first) in GENERATED_NAV.items():
+                if title in section:
+                    names = sorted(p.name for p in (ROOT / folder).glob(pattern) if p.is_file())
+                    if first in names:
+                        names.remove(first)
+                        names.insert(0, first)
+                    section[title] = [f"{folder}/{name}" for name in names]
+    return config
+
+
 @event_priority(100)  # before the plugins: mkdocs-jupyter turns the .ipynb files into pages in its on_files
 def on_files(files, config):
     for folder, patterns in MOUNTED.items():
