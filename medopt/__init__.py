@@ -2,11 +2,26 @@
 
 from .api import difference_range, med, score, score_range
 from .methods import REGISTRY as METHODS
-from .errors import InputFormatError, MedoptError, MetricSyntaxError, TooLargeError
+from .errors import InputFormatError, InputFrameError, MedoptError, MetricSyntaxError, TooLargeError
 from .instance import Instance, RelevanceLimit, build_instance
 from .metrics import Grading, parse_metric
 from .result import MedResult, RangeResult
 
-__all__ = ["med", "score", "difference_range", "score_range", "RangeResult", "parse_metric", "MedResult", "Instance", "RelevanceLimit", "build_instance",
-           "Grading", "MedoptError", "MetricSyntaxError", "InputFormatError", "TooLargeError", "METHODS"]
+# Loaded when first used (pandas, the batch engine, ir_measures): ``import medopt`` stays light.
+_LAZY = {"compare": "runs", "matrix": "runs", "to_trec_eval": "runs", "to_latex": "runs", "MED": "measure",
+         "MEDRange": "measure"}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["med", "score", "difference_range", "score_range", "compare", "matrix", "to_trec_eval", "to_latex",
+           "MED", "MEDRange", "RangeResult", "parse_metric", "MedResult", "Instance", "RelevanceLimit",
+           "build_instance", "Grading", "MedoptError", "MetricSyntaxError", "InputFormatError", "InputFrameError",
+           "TooLargeError", "METHODS"]
 __version__ = "0.1.0"

@@ -10,6 +10,7 @@ from typing import Mapping, Sequence
 from . import methods
 from .errors import MedoptError
 from .instance import RelevanceLimit, build_instance
+from .io.frames import one_topic
 from .metrics import parse_metric
 from .result import MedResult, RangeResult
 
@@ -26,8 +27,13 @@ def med(metric, a: Sequence[str], b: Sequence[str], judgments: Mapping[str, int]
     computation, model building included: the answer then comes within about the limit, with the
     best assignment found and a proven bound, status ``timeout`` and uncertified when the time ran
     out first (docs/limits.md).
+
+    ``a`` and ``b`` may also be one topic of a run in any form ``medopt.compare`` takes (a DataFrame,
+    ``{doc_id: score}``, ScoredDoc namedtuples, a ranx Run; ordered as trec_eval orders it), and
+    ``judgments`` qrels in any form: a ranking that names its topic picks that topic's judgments.
     """
     started = time.perf_counter()
+    a, b, judgments = one_topic(a, b, judgments)
     instance = build_instance(metric, a, b, judgments, max_grade=max_grade, gains=gains, pad=pad,
                               residual=residual, limits=limits)
     return _run(instance, method, solver, time_limit, options, started, ranges=False)
@@ -42,6 +48,7 @@ def difference_range(metric, a: Sequence[str], b: Sequence[str], judgments: Mapp
     assignment, proven bound and certificate.  MED = max(high, -low).  Keywords as for ``med``;
     ``method`` is ``auto`` or a method that gives exact ends (closed-form, exact, enumerate)."""
     started = time.perf_counter()
+    a, b, judgments = one_topic(a, b, judgments)
     instance = build_instance(metric, a, b, judgments, max_grade=max_grade, gains=gains, pad=pad,
                               residual=residual, limits=limits)
     return _run(instance, method, solver, time_limit, options, started, ranges=True)
@@ -60,6 +67,7 @@ def score_range(metric, ranking: Sequence[str], judgments: Mapping[str, int] | N
     and their whole weight, so the high end (and its bound) rises by that weight (cwl_eval's
     residual)."""
     started = time.perf_counter()
+    ranking, _, judgments = one_topic(ranking, None, judgments)
     instance = build_instance(metric, ranking, (), judgments, max_grade=max_grade, gains=gains, limits=limits)
     if residual and not hasattr(instance.metric, "tail_weight"):
         raise MedoptError(f"residual applies to RBP only, not {instance.metric}")
@@ -89,5 +97,6 @@ def score(metric, ranking: Sequence[str], grades: Mapping[str, int], *, max_grad
           gains: Mapping[int, float] | None = None) -> float:
     """Score of one ranking when the collection's documents have ``grades`` (absent: grade 0)."""
     metric = parse_metric(metric)
+    ranking, _, grades = one_topic(ranking, None, grades)
     instance = build_instance(metric, ranking, (), grades, max_grade=max_grade, gains=gains)
     return metric.score(instance.full_a, instance.judgments, instance.grading)

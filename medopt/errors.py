@@ -40,6 +40,17 @@ class InputFormatError(MedoptError):
         super().__init__(f"{where}: {message}")
 
 
+class InputFrameError(InputFormatError):
+    """A malformed run or qrels given as a Python object (a DataFrame, a dict, namedtuples); the message
+    names the object, the row (or the topic and document) and the column."""
+
+    def __init__(self, source: str, row, column: str | None, message: str):
+        self.path, self.line, self.column, self.reason = str(source), row, column, message
+        where = ", ".join(part for part in (row if isinstance(row, str) else None if row is None else f"row {row}",
+                                            None if column is None else f"column {column!r}") if part)
+        MedoptError.__init__(self, f"{self.path}: {where}: {message}" if where else f"{self.path}: {message}")
+
+
 class TooLargeError(MedoptError):
     """A method refused an instance that exceeds its documented size limit."""
 

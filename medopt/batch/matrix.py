@@ -268,10 +268,11 @@ def _holds_rows(store: Path) -> bool:
 
 
 def collect_rows(runset: RunSet, metrics, settings: Settings = Settings(), *, engine: str = "local",
-                 jobs: int | None = None) -> list[tuple]:
-    """Every pair x common topic x metric of ``runset``, computed without a store (rows in COLUMNS order)."""
+                 jobs: int | None = None, topics: np.ndarray | None = None) -> list[tuple]:
+    """Every pair x common topic x metric of ``runset``, computed without a store (rows in COLUMNS order);
+    ``topics`` (a mask over topic codes) restricts the topics."""
     jobs = jobs or os.cpu_count() or 1
-    plan = plan_job(runset, [parse_metric(m) for m in metrics], settings, None, jobs=jobs)
+    plan = plan_job(runset, [parse_metric(m) for m in metrics], settings, None, jobs=jobs, topics=topics)
     rows = []
     with make_engine(engine, jobs=jobs) as runner:
         for part in runner.run(runset, settings, plan.tasks):

@@ -6,6 +6,8 @@ import csv
 import io
 import json
 import math
+import os
+from pathlib import Path
 from typing import Iterable, Sequence
 
 from ..errors import MedoptError
@@ -34,6 +36,30 @@ def format_rows(rows: Sequence[dict], columns: Sequence[str], fmt: str) -> str:
 def write_rows(rows: Sequence[dict], columns: Sequence[str], fmt: str, path) -> None:
     text = format_rows(rows, columns, fmt)
     write_atomic(path, iter([text]))
+
+
+def rows_frame(rows: Sequence[dict], columns: Sequence[str]):
+    """The rows as a pandas DataFrame with ``columns`` (in that order)."""
+    import pandas as pd
+
+    return pd.DataFrame([[row.get(c) for c in columns] for row in rows], columns=list(columns))
+
+
+def write_parquet(rows: Sequence[dict], columns: Sequence[str], path) -> None:
+    """The rows as a parquet file (pyarrow), written to a temporary file beside ``path`` then renamed."""
+    path = Path(path)
+    if path.exists() and not path.is_file():  # /dev/null and the like: written in place
+        rows_frame(rows, columns).to_parquet(path, index=False, engine="pyarrow")
+        return
+    temporary = path.with_name(f".{path.name}.tmp")
+    try:
+        rows_frame(rows, columns).to_parquet(temporary, index=False, engine="pyarrow")
+        os.replace(temporary, path)
+    except ImportError:
+        raise MedoptError("parquet output needs pyarrow (pip install pyarrow)") from None
+    finally:
+        if temporary.exists():
+            temporary.unlink()
 
 
 def _text(value) -> str:

@@ -1,0 +1,261 @@
+"""Whole runs compared: the rows of ``medopt compare`` (one implementation, for the command and for
+``medopt.compare``), ``medopt.matrix`` as a DataFrame, and the output formats of compare.
+
+Runs and qrels come in any form :mod:`medopt.io.frames` reads (TREC files, DataFrames, dicts,
+ir_measures namedtuples, ranx objects); a file path is read as the command reads it.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Mapping
+
+import numpy as np
+
+from . import api
+from .batch import Settings, collect_rows, unique_metrics
+from .batch.runset import columns_from_rankings, load_runset, read_run_columns
+from .batch.engines import read_runs
+from .errors import MedoptError, MedoptWarning
+from .io.frames import as_qrels, as_run, qrels_source
+from .io.reports import latex_text, trec_eval_text
+from .io.results import FORMATS, format_rows, mean, rows_frame, write_parquet, write_rows
+from .io.trec import judged_topics, pair_topics, run_names, sort_topics, write_atomic
+from .result import verdict
+from .store import COLUMNS as MATRIX_COLUMNS, RANGE_COLUMNS as MATRIX_RANGE_COLUMNS
+
+COMPARE_COLUMNS = ("run_a", "run_b", "topic", "metric", "med", "direction", "certified", "upper_bound",
+                   "method", "seconds")
+RANGE_COLUMNS = ("low", "high", "low_certified", "high_certified", "verdict")
+OUTPUT_FORMATS = (*FORMATS, "parquet", "trec_eval", "latex")
+
+
+def _warn(message: str) -> None:
+    warnings.warn(message, MedoptWarning, stacklevel=3)
+
+
+def _metric_list(metrics) -> list:
+    metrics = [metrics] if isinstance(metrics, str) else list(metrics or ())
+    if not metrics:
+        raise MedoptError("give at least one metric, e.g. metrics=['nDCG@10', 'AP@100']")
+    return metrics
+
+
+def _some(topics) -> str:
+    return " ".join(topics[:5]) + (" ..." if len(topics) > 5 else "")
+
+
+def compare_rows(run_a, run_b, qrels=None, metrics=None, *, method: str = "auto", solver=None, time_limit=None,
+                 max_grade=None, pad: str = "none", residual: bool = False, strategy: str | None = None,
+                 limits=(), honour_rank: bool = False, judged_only: bool = False, ranges: bool = False,
+                 names=None, progress: bool = False, warn=_warn, sides=("run_a", "run_b")) -> tuple[list, tuple]:
+    """The rows of ``medopt compare`` and their columns: one row per common topic and metric, then one
+    mean row per metric (topic ``all``); with ``ranges``, the difference ranges too (SPEC 7).
+    ``sides`` names the two runs in warnings (the command says RUN_A and RUN_B)."""
+    from tqdm import tqdm
+
+    parsed = unique_metrics(_metric_list(metrics), warn)
+    first = as_run(run_a, "run_a", honour_rank=honour_rank)
+    second = as_run(run_b, "run_b", honour_rank=honour_rank)
+    judgments = as_qrels(qrels)
+    name_a, name_b = names if names is not None else run_names(first, second)
+    topics = pair_topics(first, second)
+    if not topics.common:
+        raise MedoptError(f"{first.path} and {second.path} have no topic in common ({first.path}: "
+                          f"{_some(topics.only_a)}; {second.path}: {_some(topics.only_b)})")
+    for side, only in zip(sides, (topics.only_a, topics.only_b)):
+        if only:
+            warn(f"{len(only)} topic(s) only in {side}, skipped: {' '.join(only[:10])}{' ...' if len(only) > 10 else ''}")
+    common, notes = judged_topics(topics.common, judgments, qrels_source(qrels), judged_only=judged_only)
+    for note in notes:
+        warn(note)
+    rows, per_metric = [], {str(m): [] for m in parsed}
+    ask = api.difference_range if ranges else api.med
+    options = {"strategy": strategy} if strategy not in (None, "auto") else {}
+    work = [(t, m) for t in common for m in parsed]
+    for topic, metric in tqdm(work, disable=not progress, unit="med", desc="compare"):
+        try:
+            result = ask(metric, first.rankings[topic], second.rankings[topic], judgments.get(topic, {}),
+                         max_grade=max_grade, method=method, solver=solver, time_limit=time_limit, pad=pad,
+                         residual=residual, limits=limits, **options)
+        except MedoptError as error:
+            raise MedoptError(f"topic {topic}, {metric}: {error}") from None
+        row = {"run_a": name_a, "run_b": name_b, "topic": topic, "metric": str(metric), "method": result.method,
+               "seconds": result.seconds}
+        if ranges:
+            row.update(med=result.med, direction="a" if result.high >= -result.low else "b",
+                       certified=result.certified, upper_bound=max(result.high_bound, -result.low_bound),
+                       low=result.low, high=result.high, low_certified=result.low_certified,
+                       high_certified=result.high_certified, verdict=verdict(result.low, result.high))
+        else:
+            row.update(med=result.value, direction=result.direction, certified=result.certified,
+                       upper_bound=result.upper_bound)
+        rows.append(row)
+        per_metric[str(metric)].append(row)
+    for metric, metric_rows in per_metric.items():
+        used = {r["method"] for r in metric_rows}
+        row = {"run_a": name_a, "run_b": name_b, "topic": "all", "metric": metric,
+               "med": mean(r["med"] for r in metric_rows), "direction": "",
+               "certified": all(r["certified"] for r in metric_rows),
+               "upper_bound": mean(r["upper_bound"] for r in metric_rows),
+               "method": used.pop() if len(used) == 1 else "mixed",
+               "seconds": sum(r["seconds"] for r in metric_rows)}
+        if ranges:  # topics share no documents: the mean range's ends are the means of the topics' ends (SPEC 7)
+            low, high = mean(r["low"] for r in metric_rows), mean(r["high"] for r in metric_rows)
+            row.update(low=low, high=high, low_certified=all(r["low_certified"] for r in metric_rows),
+                       high_certified=all(r["high_certified"] for r in metric_rows), verdict=verdict(low, high))
+        rows.append(row)
+    return rows, COMPARE_COLUMNS + (RANGE_COLUMNS if ranges else ())
+
+
+def compare(run_a, run_b, qrels=None, metrics=None, *, method: str = "auto", ranges: bool = False, solver=None,
+            time_limit=None, max_grade=None, pad: str = "none", residual: bool = False, strategy=None, limits=(),
+            honour_rank: bool = False, judged_only: bool = False, names=None, progress: bool = False):
+    """MED between two runs for every topic they share and every metric, as a pandas DataFrame: the rows
+    and columns of ``medopt compare`` (``run_a, run_b, topic, metric, med, direction, certified,
+    upper_bound, method, seconds``), a mean row per metric (topic ``all``), and with ``ranges`` the
+    difference range columns (``low, high, low_certified, high_certified, verdict``).
+
+    Runs and qrels in any accepted form (TREC file, DataFrame, dict, ir_measures namedtuples, ranx
+    objects); ``names=(a, b)`` names the runs (default: run ids, ranx names, else run_a and run_b).
+    Keywords as for :func:`medopt.med`; ``time_limit`` per MED (default: none).  What the command
+    would print as a warning is a :class:`medopt.errors.MedoptWarning`."""
+    rows, columns = compare_rows(run_a, run_b, qrels, metrics, method=method, solver=solver, time_limit=time_limit,
+                                 max_grade=max_grade, pad=pad, residual=residual, strategy=strategy, limits=limits,
+                                 honour_rank=honour_rank, judged_only=judged_only, ranges=ranges, names=names,
+                                 progress=progress)
+    return rows_frame(rows, columns)
+
+
+# ---------------------------------------------------------------------------
+# outputs
+
+
+def _records(rows):
+    """Rows as dicts: a DataFrame (medopt.compare, medopt.matrix) or a list of dicts."""
+    if hasattr(rows, "to_dict") and hasattr(rows, "columns"):
+        return [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
+                for r in rows.to_dict("records")]
+    return list(rows)
+
+
+def to_trec_eval(rows) -> str:
+    """``trec_eval -q`` text of one pair's rows (``MED_<metric>`` measures; with ranges ``MEDlow_`` and
+    ``MEDhigh_`` too): see :mod:`medopt.io.reports`."""
+    return trec_eval_text(_records(rows))
+
+
+def to_latex(rows, *, digits: int = 4, caption: str | None = None, label: str = "tab:med") -> str:
+    """A booktabs table (ranx's style) of the mean MED, and the mean difference range, per pair and metric."""
+    return latex_text(_records(rows), digits=digits, caption=caption, label=label)
+
+
+def format_output(rows, columns, fmt: str) -> str:
+    """Rows as text: csv, tsv, jsonl, trec_eval or latex."""
+    if fmt == "trec_eval":
+        return trec_eval_text(rows)
+    if fmt == "latex":
+        return latex_text(rows)
+    if fmt == "parquet":
+        raise MedoptError("parquet is binary: give an output file (-o out.parquet)")
+    return format_rows(rows, columns, fmt)
+
+
+def write_output(rows, columns, fmt: str, path) -> None:
+    if fmt == "parquet":
+        write_parquet(rows, columns, path)
+    elif fmt in FORMATS:
+        write_rows(rows, columns, fmt, path)
+    else:
+        write_atomic(path, iter([format_output(rows, columns, fmt)]))
+
+
+# ---------------------------------------------------------------------------
+# many runs
+
+
+def _run_columns(runs, honour_rank: bool, jobs: int) -> list:
+    """Each run as RunColumns: a dict name -> run in any form, or a list of runs (TREC files read in parallel)."""
+    if isinstance(runs, Mapping):
+        items = [(str(name), run) for name, run in runs.items()]
+    elif isinstance(runs, (str, os.PathLike)) or not hasattr(runs, "__iter__"):
+        raise MedoptError("runs: a dict name -> run, or a list of runs (TREC files, DataFrames, ...)")
+    else:
+        items = [(None, run) for run in runs]
+        if all(isinstance(run, (str, os.PathLike)) for _, run in items):
+            return read_runs([run for _, run in items], honour_rank=honour_rank, jobs=jobs)
+    columns = []
+    for index, (name, run) in enumerate(items):
+        if isinstance(run, (str, os.PathLike)):
+            read = read_run_columns(run, honour_rank=honour_rank)
+            read.name = name or read.name
+            columns.append(read)
+            continue
+        what = f"run {name!r}" if name else f"run {index}"
+        run = as_run(run, what, honour_rank=honour_rank, name=name)
+        columns.append(columns_from_rankings(run.name if run.name != what else f"run{index}", run.rankings,
+                                             path=run.path))
+    return columns
+
+
+def matrix_rows(runs, qrels=None, metrics=None, *, ranges: bool = False, jobs: int | None = None,
+                engine: str = "local", method: str = "auto", solver=None, time_limit=None, max_grade=None,
+                pad: str = "none", residual: bool = False, strategy=None, limits=(), honour_rank: bool = False,
+                judged_only: bool = False, fast_path: bool = True, warn=_warn) -> tuple[list, tuple]:
+    """The rows of a matrix job (columns of the results store), computed without a store."""
+    jobs = jobs or os.cpu_count() or 1
+    parsed = unique_metrics(_metric_list(metrics), warn)
+    settings = Settings(method=method, solver=solver, time_limit=time_limit, max_grade=max_grade, pad=pad,
+                        residual=residual, limits=tuple(limits), strategy=None if strategy == "auto" else strategy,
+                        fast=fast_path, ranges=ranges)
+    judgments = as_qrels(qrels)
+    columns = _run_columns(runs, honour_rank, jobs)
+    if len(columns) < 2:
+        raise MedoptError("matrix needs at least two runs")
+    runset = load_runset(None, judgments, max_grade=max_grade, columns=columns)
+    if len(set(runset.names)) != len(runset.names):
+        raise MedoptError(f"two runs have the same name ({', '.join(runset.names)}): name them (a dict name -> run)")
+    present = np.array([length > 0 for length in runset.length])
+    in_two = present.sum(axis=0) >= 2
+    if not in_two.any():
+        raise MedoptError(f"no two of the {len(runset.names)} runs share a topic: nothing to compare")
+    one_sided = sum(int(np.count_nonzero(present[i] ^ present[j]))
+                    for i in range(len(present)) for j in range(i + 1, len(present)))
+    if one_sided:
+        warn(f"{one_sided} (pair, topic) combination(s) skipped: the topic is in only one run of the pair")
+    kept, notes = judged_topics([runset.topics[t] for t in np.flatnonzero(in_two)], judgments, qrels_source(qrels),
+                                judged_only=judged_only)
+    for note in notes:
+        warn(note)
+    kept = set(kept)
+    chosen = np.array([t in kept for t in runset.topics], dtype=bool) if judged_only else None
+    rows = collect_rows(runset, parsed, settings, engine=engine, jobs=jobs, topics=chosen)
+    run_order = {name: i for i, name in enumerate(runset.names)}
+    topic_order = {topic: i for i, topic in enumerate(sort_topics(runset.topics))}
+    metric_order = {str(m): i for i, m in enumerate(parsed)}
+    rows.sort(key=lambda r: (run_order[r[0]], run_order[r[1]], topic_order[r[2]], metric_order[r[3]]))
+    names = MATRIX_COLUMNS if ranges else tuple(c for c in MATRIX_COLUMNS if c not in MATRIX_RANGE_COLUMNS)
+    return [dict(zip(MATRIX_COLUMNS, row)) for row in rows], names
+
+
+def matrix(runs, qrels=None, metrics=None, *, ranges: bool = False, jobs: int | None = None, engine: str = "local",
+           method: str = "auto", solver=None, time_limit=None, max_grade=None, pad: str = "none",
+           residual: bool = False, strategy=None, limits=(), honour_rank: bool = False, judged_only: bool = False,
+           fast_path: bool = True):
+    """MED for every unordered pair of ``runs`` x every topic the pair shares x every metric, as a pandas
+    DataFrame with the columns of a ``medopt matrix`` results store (``run_a, run_b, topic, metric, method,
+    solver, value, direction, certified, upper_bound, status, seconds, assignment, time_limit``; with
+    ``ranges`` also ``low, high, low_bound, high_bound, low_certified, high_certified, low_assignment,
+    high_assignment``).  ``runs``: a dict name -> run in any accepted form, or a list of runs (TREC files
+    are read as the command reads them).  ``jobs`` workers (default: every core; 1: this process);
+    ``engine`` local or dask.  No store is written: rows are computed, sorted and returned."""
+    rows, columns = matrix_rows(runs, qrels, metrics, ranges=ranges, jobs=jobs, engine=engine, method=method,
+                                solver=solver, time_limit=time_limit, max_grade=max_grade, pad=pad, residual=residual,
+                                strategy=strategy, limits=limits, honour_rank=honour_rank, judged_only=judged_only,
+                                fast_path=fast_path)
+    return rows_frame(rows, columns)
+
+
+__all__ = ["compare", "compare_rows", "matrix", "matrix_rows", "to_latex", "to_trec_eval", "format_output",
+           "write_output", "OUTPUT_FORMATS", "COMPARE_COLUMNS", "RANGE_COLUMNS"]
