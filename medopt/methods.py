@@ -7,8 +7,8 @@ to seed the exact search (``warm_start``).  ``auto``, ``medopt.med``, ``medopt m
 ``medopt certify`` all ask this registry; nothing else decides which method fits which metric.
 
 ``auto`` takes the first method, in registry order, that computes the metric, accepts the
-instance and is exact on it: the closed form, then Alg. 1, then the exact models, then
-enumeration.
+instance and is exact on it: the closed form, then Alg. 1 (binary nDCG), then the nDCG profile
+search (nDCG without limits, any grades), then the exact models, then enumeration.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from .heuristics.alg1 import alg1
 from .heuristics.closed_form import closed_form, closed_form_range
 from .heuristics.greedy import greedy
 from .heuristics.greedy_pairs import greedy_pairs
+from .heuristics.ndcg_profiles import ndcg_profiles, ndcg_profiles_range, too_large
 from .heuristics.tabu import tabu
 from .heuristics.tc_err import tc_err
 from .instance import Instance
@@ -56,6 +57,10 @@ class Method:
 
 def no_limits(instance: Instance) -> str | None:
     return "it does not support relevance limits" if instance.limits else None
+
+
+def no_limits_and_fits(instance: Instance) -> str | None:
+    return no_limits(instance) or too_large(instance)
 
 
 def is_dot_product(metric: Metric) -> bool:
@@ -95,6 +100,10 @@ REGISTRY: dict[str, Method] = {m.name: m for m in (
     Method("alg1", lambda instance, **_: alg1(instance), computes=family_in("nDCG"),
            exact_on=lambda instance: instance.max_grade == 1, accepts=no_limits, warm_start=True,
            summary="Moffat's Algorithm 1 (exact for binary judgments; graded: a lower bound)"),
+    Method("ndcg-profiles", lambda instance, **_: ndcg_profiles(instance), computes=family_in("nDCG"),
+           exact_on=lambda instance: True, accepts=no_limits_and_fits,
+           ranges=lambda instance, **_: ndcg_profiles_range(instance),
+           summary="every ideal profile of nDCG, each with its rearrangement, searched as arrays (exact, any G)"),
     Method("exact", lambda instance, **kw: _exact(instance, **kw),
            computes=has_formulation, exact_on=lambda instance: True,
            options=("solver", "time_limit", "strategy", "reduce", "memory_limit"), ranges=_exact_range,

@@ -129,7 +129,8 @@ def random_topics(rng, n_topics, graded, shared_names):
 
 CASES = [(metric, "closed-form") for metric in
          ("P@10", "P(rel=2)@5", "DCG@10", "DCG", "SDCG@20", "RBP(p=0.95)", "RBP(p=0.5)@5")] + \
-        [(metric, "alg1") for metric in ("nDCG@5", "nDCG@10", "nDCG@20")]
+        [(metric, "alg1") for metric in ("nDCG@5", "nDCG@10", "nDCG@20")] + \
+        [(metric, "ndcg-profiles") for metric in ("nDCG@5", "nDCG@20", "nDCG")]
 
 
 @pytest.mark.parametrize("metric,method", CASES)

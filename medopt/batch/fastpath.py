@@ -1,4 +1,4 @@
-"""Array kernels for the closed-form MEDs (P, DCG, SDCG, RBP, nDCG).
+"""Array kernels for the closed-form MEDs (P, DCG, SDCG, RBP) and for nDCG.
 
 ``medopt matrix`` compares every pair of many runs on every topic.  One Python call
 per topic pair (``medopt.med``) spends far more on bookkeeping than on its few dozen
@@ -7,17 +7,21 @@ closed form this module works on whole blocks of topics at once:
 
 * :mod:`medopt.batch.runset` holds the runs as arrays (``RunSet``);
 * :func:`med_rows` computes, for one pair of runs, one metric and a block of topics,
-  Tan & Clarke's closed form or Moffat's Algorithm 1 with NumPy -- the same
-  arithmetic, in the same order, as :mod:`medopt.heuristics.closed_form` and
-  :mod:`medopt.heuristics.alg1` (the tests compare the two on many random topic
-  pairs).
+  Tan & Clarke's closed form, Moffat's Algorithm 1 or the nDCG profile search with
+  NumPy -- the same arithmetic, in the same order, as :mod:`medopt.heuristics.closed_form`,
+  :mod:`medopt.heuristics.alg1` and :mod:`medopt.heuristics.ndcg_profiles` (whose chain
+  search, :func:`medopt.kernels.ndcg_profiles.chain_search`, runs here on every topic of
+  the block at once; the tests compare each kernel with its method on many random topic
+  pairs);
+* :func:`range_columns` gives both ends of each topic's difference range (closed form,
+  nDCG profile search).
 
 The per-instance methods re-score every assignment before calling a result
 certified (SPEC 5).  Here certification rests on the same proofs (the closed form is
-exact; Algorithm 1 is exact when the top grade is 1) and on the tests that check,
-instance by instance, that these kernels return the certified per-instance values
-and assignments that re-score to them.  Results are marked as the per-instance
-method would mark them, with solver ``numpy``.
+exact; Algorithm 1 is exact when the top grade is 1; the profile search is exact, its
+bound proven) and on the tests that check, instance by instance, that these kernels
+return the certified per-instance values and assignments that re-score to them.
+Results are marked as the per-instance method would mark them, with solver ``numpy``.
 """
 
 from __future__ import annotations
@@ -27,12 +31,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..kernels.ndcg_profiles import chain_search
 from ..metrics import Grading
 from ..metrics.base import log2_discount
+from ..result import TOLERANCE
 from .runset import UNJUDGED, RunSet, _within
 
 # the per-instance methods these kernels compute in blocks (batch.matrix asks before using them)
-KERNEL_METHODS = ("closed-form", "alg1")
+KERNEL_METHODS = ("closed-form", "alg1", "ndcg-profiles")
+RANGE_KERNELS = ("closed-form", "ndcg-profiles")  # those that give both ends of a range
 
 
 # ---------------------------------------------------------------------------
@@ -115,8 +122,10 @@ def _lookup(function, grades: np.ndarray, tops: np.ndarray) -> np.ndarray:
     return values[inverse.reshape(-1)]
 
 
-def _assignments(runset: RunSet, rows: np.ndarray, docs: np.ndarray, grade_of_row: np.ndarray, n: int) -> list:
-    """JSON {docid: grade} per topic row; ``rows`` grouped and ascending, documents in the order given.
+def _assignments(runset: RunSet, rows: np.ndarray, docs: np.ndarray, grade_of_row: np.ndarray, n: int,
+                 grades: np.ndarray | None = None) -> list:
+    """JSON {docid: grade} per topic row; ``rows`` grouped and ascending, documents in the order given,
+    each at its row's grade (``grade_of_row``) or at its own (``grades``, one per document).
 
     Built as one string of '"docid":grade,' items with a newline after each row's last item, split at
     the newlines (a JSON-escaped docid has none): the cost is per document, not a Python call per row.
@@ -126,7 +135,7 @@ def _assignments(runset: RunSet, rows: np.ndarray, docs: np.ndarray, grade_of_ro
         return out
     ends = np.flatnonzero(np.append(rows[1:] != rows[:-1], True)) + 1
     items = np.empty(len(rows), dtype=object)
-    grades = grade_of_row[rows]
+    grades = grade_of_row[rows] if grades is None else grades
     if grades[0] == grades.min() == grades.max():
         items[:] = runset.json_items(int(grades[0]))[docs]
     else:
@@ -142,13 +151,14 @@ def _assignments(runset: RunSet, rows: np.ndarray, docs: np.ndarray, grade_of_ro
 def med_columns(runset: RunSet, run_a: int, run_b: int, metric, method: str, topics: np.ndarray) -> tuple:
     """Lists (topic, value, direction, certified, upper_bound, status, assignment_json), one item per topic code.
 
-    ``method`` is "closed-form" (metrics with rank weights: P, DCG, SDCG, RBP) or "alg1" (nDCG@k).
+    ``method`` is "closed-form" (metrics with rank weights: P, DCG, SDCG, RBP), "alg1" (nDCG@k) or
+    "ndcg-profiles" (nDCG@k, nDCG).
     """
     topics = np.asarray(topics, dtype=np.int64)
     a = _side(runset, run_a, topics, metric.cutoff)
     b = _side(runset, run_b, topics, metric.cutoff)
     tops = runset.max_grade[topics]
-    kernel = _closed_form if method == "closed-form" else _alg1
+    kernel = {"closed-form": _closed_form, "alg1": _alg1, "ndcg-profiles": _profiles}[method]
     return kernel(runset, metric, topics, a, b, tops)
 
 
@@ -212,16 +222,25 @@ def _closed_form(runset, metric, topics, a: _Side, b: _Side, tops) -> tuple:
             assignments)
 
 
-def range_columns(runset: RunSet, run_a: int, run_b: int, metric, topics: np.ndarray) -> tuple:
-    """The difference range of each topic by the closed form (closed_form_range): lists (topic, low,
-    high, low_assignment_json, high_assignment_json); both ends exact, their own bounds."""
+def range_columns(runset: RunSet, run_a: int, run_b: int, metric, topics: np.ndarray,
+                  method: str = "closed-form") -> tuple:
+    """The difference range of each topic by ``method`` (closed_form_range, ndcg_profiles_range): lists
+    (topic, low, high, low_bound, high_bound, low_certified, high_certified, status, low_assignment_json,
+    high_assignment_json); each end with its own assignment and bound."""
     topics = np.asarray(topics, dtype=np.int64)
     a = _side(runset, run_a, topics, metric.cutoff)
     b = _side(runset, run_b, topics, metric.cutoff)
     tops = runset.max_grade[topics]
     n = len(topics)
+    if method == "ndcg-profiles":
+        value, bound, certified, converged, assignments = _profile_ends(runset, metric, topics, a, b, tops)
+        status = np.where(converged[:n] & converged[n:], "optimal", "feasible").tolist()
+        return (_names(runset, topics), (-value[n:]).tolist(), value[:n].tolist(), (-bound[n:]).tolist(),
+                bound[:n].tolist(), certified[n:].tolist(), certified[:n].tolist(), status, assignments[n:],
+                assignments[:n])
     value_a, value_b, difference, rows, docs = _closed_form_ends(runset, metric, a, b, tops, n)
-    return (_names(runset, topics), (-value_b).tolist(), value_a.tolist(),
+    low, high = (-value_b).tolist(), value_a.tolist()
+    return (_names(runset, topics), low, high, low, high, [True] * n, [True] * n, ["optimal"] * n,
             _top_where(runset, difference < 0, rows, docs, tops, n),
             _top_where(runset, difference > 0, rows, docs, tops, n))
 
@@ -306,6 +325,60 @@ def _alg1(runset, metric, topics, a: _Side, b: _Side, tops) -> tuple:
     bound = np.where(binary, value, heuristic_bound)
     return (_names(runset, topics), value.tolist(), _directions(direction_b), binary.tolist(), bound.tolist(),
             np.where(binary, "optimal", "heuristic").tolist(), assignments)
+
+
+def _profile_ends(runset, metric, topics, a: _Side, b: _Side, tops) -> tuple:
+    """Each direction's maximum by the chain search of heuristics.ndcg_profiles, the same arrays as
+    its profile_ends builds per instance: (value, bound, certified, converged, assignment JSON), rows
+    0..n-1 direction a (max M(A) - M(B)) and n..2n-1 direction b."""
+    n = len(topics)
+    depth = max(int(a.rank.max(initial=-1)), int(b.rank.max(initial=-1))) + 1
+    weights = np.array([log2_discount(i) for i in range(1, depth + 1)])
+    difference, rows, docs, weight_a, weight_b = _differences(weights, a, b, len(runset.docs))
+    base = _judged_base(metric.gain, n, a, b, weight_a, weight_b, tops)
+    grades = int(tops.max(initial=1))
+    gains = _lookup(metric.gain, np.tile(np.arange(1, grades + 1), n), np.repeat(tops, grades)).reshape(n, grades)
+    steps = np.diff(gains, axis=1, prepend=0.0)  # 0 above a topic's own G (its gains are capped there)
+    first, last = runset.ideal_offsets[topics], runset.ideal_offsets[topics + 1]
+    held = np.zeros((n, grades + 1), np.int64)  # judged documents of each positive (capped) grade
+    np.add.at(held, (np.repeat(np.arange(n), last - first), runset.ideal_grades[np.repeat(first, last - first)
+                                                                                 + _within(last - first)]), 1)
+    judged = np.cumsum(held[:, ::-1], axis=1)[:, ::-1][:, 1:]  # J_g, g = 1..G
+    count = np.bincount(rows, minlength=n)
+    width = int(count.max(initial=0)) + 1
+    source, column = np.arange(len(rows)), np.arange(width)[None, :]
+    sums, entries = [], []
+    for sign in (1.0, -1.0):  # nets sorted decreasingly in each row (ties: first appearance), summed
+        net = sign * difference
+        order = np.lexsort((source, -net, rows))
+        table = np.zeros((n, width))
+        table[rows[order], _within(count) + 1] = net[order]
+        sums.append(np.where(column <= count[:, None], np.cumsum(table, axis=1), -np.inf))
+        entries.append(order)
+    ideal_depth = np.full(n, metric.cutoff) if metric.cutoff is not None else judged[:, 0] + count  # >= every C_g
+    value, chain, bound, converged = chain_search(
+        np.concatenate(sums), np.concatenate([judged, judged]), np.concatenate([steps, steps]),
+        np.concatenate([base, -base]), np.concatenate([ideal_depth, ideal_depth]))
+    certified = converged & (bound - value <= TOLERANCE)
+    assignments = []
+    for d, order in enumerate(entries):  # the nested assignment: position i gets #{g : U_g > i}, at most
+        at = d * n + rows[order]              # the topic's G (the grades above it have no gain step)
+        grade = np.minimum((chain[at] > _within(count)[:, None]).sum(axis=1), tops[rows[order]])
+        keep = grade > 0
+        assignments += _assignments(runset, rows[order][keep], docs[order][keep], tops, n, grade[keep])
+    return value, bound, certified, converged, assignments
+
+
+def _profiles(runset, metric, topics, a: _Side, b: _Side, tops) -> tuple:
+    n = len(topics)
+    value, bound, certified, converged, assignments = _profile_ends(runset, metric, topics, a, b, tops)
+    direction_b = value[n:] > value[:n]
+    best = np.where(direction_b, value[n:], value[:n])
+    upper = np.maximum(bound[:n], bound[n:])
+    both = converged[:n] & converged[n:]
+    return (_names(runset, topics), best.tolist(), _directions(direction_b), (both & (upper - best <= TOLERANCE)).tolist(),
+            upper.tolist(), np.where(both, "optimal", "feasible").tolist(),
+            [assignments[n + i] if flip else assignments[i] for i, flip in enumerate(direction_b.tolist())])
 
 
 def _names(runset: RunSet, topics: np.ndarray) -> list:

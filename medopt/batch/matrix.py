@@ -33,7 +33,7 @@ from ..io.trec import file_sha256, judged_topics, read_qrels
 from ..metrics import parse_metric
 from ..store import ResultStore, check_store_file
 from .engines import make_engine, read_runs
-from .fastpath import KERNEL_METHODS
+from .fastpath import KERNEL_METHODS, RANGE_KERNELS
 from .runset import RunSet, load_runset
 from .tasks import Settings, Unit
 
@@ -62,10 +62,10 @@ def resolve_method(metric, max_grade: int, settings: Settings, cache: dict) -> t
         if method == "auto":
             probe = build_instance(metric, (), (), {}, max_grade=max_grade, limits=settings.limits)
             method = methods.auto(probe, ranges=settings.ranges).name
-        # the array kernels compute what the method computes, for a cut-off metric without options (a
-        # range: the closed form's, Alg. 1 gives none)
+        # the array kernels compute what the method computes, for a metric without options (Alg. 1's: with
+        # a cutoff); a range: the kernels that give both ends (Alg. 1 gives none)
         applies = method in KERNEL_METHODS and methods.get(method).computes(metric) and (
-            method != "alg1" or metric.cutoff is not None) and (not settings.ranges or method == "closed-form")
+            method != "alg1" or metric.cutoff is not None) and (not settings.ranges or method in RANGE_KERNELS)
         fast = (settings.fast and applies and settings.pad == "none" and not settings.residual
                 and not settings.limits)
         cache[key] = (method, fast)

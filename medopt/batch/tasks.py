@@ -1,9 +1,10 @@
 """What one task of ``medopt matrix`` computes: its settings, its units, and the rows it returns.
 
 A task is a list of *units*, each one pair of runs, one metric, one method and a block of topics.
-Units the closed forms cover run as array code over the whole block (:mod:`medopt.batch.fastpath`);
-every other unit calls :func:`medopt.med` topic by topic.  Tasks run in a worker (process pool,
-Dask) or in the main process; their rows go to the store in :data:`medopt.store.COLUMNS` order.
+Units the array kernels cover (closed forms, Alg. 1, the nDCG profile search) run as array code over
+the whole block (:mod:`medopt.batch.fastpath`); every other unit calls :func:`medopt.med` topic by
+topic.  Tasks run in a worker (process pool, Dask) or in the main process; their rows go to the
+store in :data:`medopt.store.COLUMNS` order.
 """
 
 from __future__ import annotations
@@ -68,11 +69,12 @@ def run_task(runset: RunSet, settings: Settings, task: list) -> list[tuple]:
         if unit.fast:
             started = time.perf_counter()
             if settings.ranges:
-                topics, *ends = range_columns(runset, unit.run_a, unit.run_b, metric, unit.topics)
+                topics, *ends = range_columns(runset, unit.run_a, unit.run_b, metric, unit.topics, unit.method)
                 seconds = (time.perf_counter() - started) / max(len(topics), 1)
-                rows.extend(_range_row(name_a, name_b, topic, unit, "numpy", low, high, low, high, True, True,
-                                       "optimal", seconds, low_json, high_json, None)
-                            for topic, low, high, low_json, high_json in zip(topics, *ends))
+                rows.extend(_range_row(name_a, name_b, topic, unit, "numpy", low, high, low_bound, high_bound,
+                                       low_certified, high_certified, status, seconds, low_json, high_json, None)
+                            for topic, low, high, low_bound, high_bound, low_certified, high_certified, status,
+                            low_json, high_json in zip(topics, *ends))
                 continue
             topics, values, directions, certified, bounds, statuses, assignments = med_columns(
                 runset, unit.run_a, unit.run_b, metric, unit.method, unit.topics)

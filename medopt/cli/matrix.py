@@ -28,7 +28,7 @@ from .common import judged_only_option, main, method_options, metric_option, par
                    "early), e.g. under a larger --time-limit or another --solver.")
 @judged_only_option
 @click.option("--fast-path/--no-fast-path", default=True, show_default=True,
-              help="Array kernels for P, DCG, SDCG, RBP, nDCG@k (closed form / Alg. 1).")
+              help="Array kernels for P, DCG, SDCG, RBP (closed form) and nDCG (Alg. 1, profile search).")
 @click.option("--chunk-size", type=click.IntRange(min=1), default=None,
               help="Rows per task (default: 4096 for the fast path, 4 for per-topic methods).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,

@@ -23,8 +23,9 @@ case's optimum is at most its rearrangement bound: the U_g documents of grade >=
 as those of the U_g largest nets (proof in bounded_cases).  Cases are solved best bound
 first and the search stops at the first case whose bound does not beat the difference
 already reached (the warm start, or an earlier case): that bound is the certificate for
-the rest.  Without binding dominance pairs or limits the bound is the case's optimum, so
-usually one model is solved, or none when the warm start already meets the best bound.
+the rest.  Without binding dominance pairs or limits the bound is the case's optimum whenever
+the counts it picks are nested (bounded_cases), so usually one model is solved, or none
+when the warm start already meets the best bound.
 The default strategy while the profile grid has at most 4,000,000 points.
 """
 
@@ -40,6 +41,7 @@ from ..errors import MedoptError
 from ..metrics.base import log2_discount
 from .base import Case, CaseModels, DinkelbachModels, Formulation, ModelSize, grade_variables, register
 from ..instance import judged_count
+from ..kernels.ndcg_profiles import depth_of_ideal, gain_steps, prefix_discount  # shared with the chain search
 from ..modeling import count_at_least, direction_sign, gain_at, new_model
 
 
@@ -50,22 +52,6 @@ MAX_PROFILE_GRID = 4_000_000
 
 def discounted_gain_sum(m, instance, ranking):
     return sum(log2_discount(i) * gain_at(m, instance, d) for i, d in enumerate(ranking, start=1))
-
-
-def gain_steps(instance) -> dict[int, float]:
-    """gain(g) - gain(g-1) for g = 1..G (the ideal-DCG weight of 'at least grade g')."""
-    gain = lambda g: instance.metric.gain(g, instance.grading)
-    return {g: gain(g) - gain(g - 1) for g in range(1, instance.max_grade + 1)}
-
-
-def depth_of_ideal(instance) -> int:
-    """The k of IDCG@k; without a cutoff every relevant document counts."""
-    largest = len(instance.judgments) + len(instance.unjudged)
-    return instance.metric.cutoff if instance.metric.cutoff is not None else largest
-
-
-def prefix_discount(m: int) -> float:
-    return sum(log2_discount(i) for i in range(1, m + 1))
 
 
 @dataclass(frozen=True)
@@ -190,8 +176,13 @@ class NDCG(Formulation, CaseModels, DinkelbachModels):
         sum_{d: grade(d) >= g} net_d <= Top(U_g), the sum of the U_g largest nets; so N <= const +
         sum_g s_g max_{U_g allowed} Top(U_g), a case allowing U_g = c_g - J_g (c_g < k) or any
         U_g >= k - J_g (c_g = k).  Divided by the case's constant IDCG this bounds the case's
-        optimum; dominance pairs and limits only shrink the feasible set.  (The nested sorted
-        choice meets every U_g at once, so without them the bound is the case's optimum.)"""
+        optimum; dominance pairs and limits only shrink the feasible set.  (Without them the bound
+        is the case's optimum when the U_g it picks are nested, U_1 >= ... >= U_G: the nested sorted
+        choice then meets every U_g at once.  They need not be: a capped grade g may pick U_g
+        below U_{g+1}, and a profile may admit no chain at all, e.g. nDCG@1, G = 2, x judged 1
+        elsewhere, A = (j judged 0), B = (d): the profile (1, 1) is bounded by -1/2 in direction a,
+        its optimum is -1.  The case's model settles such cases; the exact maximum over every
+        profile without a solver is heuristics/ndcg_profiles.py.)"""
         sign = 1.0 if direction == "a" else -1.0
         k, n = depth_of_ideal(instance), len(instance.unjudged)
         weights, constant = dict.fromkeys(instance.unjudged, 0.0), 0.0

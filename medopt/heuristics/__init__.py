@@ -1,1 +1,1 @@
-"""Fast methods: closed forms and published heuristics (each returns a MedResult)."""
+"""Fast methods: closed forms, the nDCG profile search and published heuristics (each returns a MedResult)."""

@@ -1,0 +1,90 @@
+"""Per-instance time of nDCG methods on DL-HARD topic pairs (docs/speed.md, the nDCG profile search).
+
+Draws ``--pairs`` (run pair, topic) picks of the 14 DL-HARD document runs with
+``numpy.random.default_rng(--seed)`` and times one ``medopt.med`` call per pick and method (the
+instance built, solved, re-scored and certified inside the timing; Pyomo and the solvers loaded
+before it).  Prints the median, 90th percentile, largest and total time per method and depth, how
+many answers are certified, and on how many picks the methods' values agree.  With ``--kernels``,
+also the matrix fast path's array kernel of each method over all 91 pairs x 50 topics (best of
+three, the runs read once before).
+
+    python benchmarks/ndcg_profiles.py                                   # exact vs ndcg-profiles, @20 and @100
+    python benchmarks/ndcg_profiles.py --max-grade 1 --methods alg1 ndcg-profiles --ks 10 20 100 --kernels
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import time
+from pathlib import Path
+
+import numpy as np
+
+import medopt
+from medopt.io.trec import read_qrels, read_run
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "dl-hard"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DATA, help="the DL-HARD folder (baselines/doc/*.run, qrels)")
+    parser.add_argument("--pairs", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--ks", type=int, nargs="+", default=[20, 100])
+    parser.add_argument("--methods", nargs="+", default=["exact", "ndcg-profiles"])
+    parser.add_argument("--max-grade", type=int, default=None, help="cap every topic's G (default: its qrels')")
+    parser.add_argument("--kernels", action="store_true", help="also time the methods' matrix array kernels")
+    args = parser.parse_args()
+    runs = [read_run(p) for p in sorted((args.data / "baselines" / "doc").glob("*.run"))]
+    qrels = read_qrels(args.data / "dl_hard-doc.qrels")
+    pairs = list(itertools.combinations(range(len(runs)), 2))
+    topics = sorted(set(runs[0].rankings) & set(qrels))
+    rng = np.random.default_rng(args.seed)
+    picks = [(pairs[i], topics[t]) for i, t in zip(rng.integers(len(pairs), size=args.pairs),
+                                                    rng.integers(len(topics), size=args.pairs))]
+    medopt.med("nDCG@3", ["a", "b"], ["b", "c"], {"a": 2}, method="exact")  # load Pyomo and the solvers once
+    for k in args.ks:
+        metric, values = f"nDCG@{k}", {}
+        for name in args.methods:
+            times, values[name] = [], []
+            for (i, j), topic in picks:
+                started = time.perf_counter()
+                result = medopt.med(metric, runs[i].rankings[topic], runs[j].rankings[topic], qrels[topic],
+                                    max_grade=args.max_grade, method=name)
+                times.append(time.perf_counter() - started)
+                values[name].append((result.value, result.certified))
+            ms = np.array(times) * 1e3
+            print(f"{metric} {name}: median {np.median(ms):.2f} ms, p90 {np.percentile(ms, 90):.2f} ms, "
+                  f"max {ms.max():.1f} ms, total {ms.sum() / 1e3:.2f} s, "
+                  f"certified {sum(c for _, c in values[name])}/{len(picks)}")
+        first = values[args.methods[0]]
+        for name in args.methods[1:]:
+            same = sum(abs(a[0] - b[0]) <= 1e-9 for a, b in zip(first, values[name]))
+            print(f"{metric}: {args.methods[0]} and {name} equal on {same}/{len(picks)}")
+        if args.kernels:
+            time_kernels(args, metric)
+
+
+def time_kernels(args, metric: str) -> None:
+    from medopt.batch.fastpath import med_columns
+    from medopt.batch.runset import load_runset
+    from medopt.metrics import parse_metric
+
+    paths = sorted((args.data / "baselines" / "doc").glob("*.run"))
+    runset = load_runset(paths, read_qrels(args.data / "dl_hard-doc.qrels"), max_grade=args.max_grade)
+    for name in args.methods:
+        if name not in ("alg1", "ndcg-profiles"):
+            continue
+        best = float("inf")
+        for _ in range(3):
+            started = time.perf_counter()
+            for i, j in itertools.combinations(range(len(paths)), 2):
+                med_columns(runset, i, j, parse_metric(metric), name, runset.common_topics(i, j))
+            best = min(best, time.perf_counter() - started)
+        print(f"{metric} {name} kernel: {best:.3f} s for all pairs x topics")
+
+
+if __name__ == "__main__":
+    main()
