@@ -59,10 +59,18 @@ SDCG(max_rel=3)@10/@20  cwl_eval     ``SDCG@k`` with ``max_grade=3``: both are D
                                      g / max_rel over the DCG of k top-grade documents.  medopt's
                                      default G is the topic's top grade, which is below 3 for
                                      some topics, so G must be given.
+nDCG(gains={..})@k      pytrec_eval  ``nDCG(gains={..})@k``: ir_measures maps each judged grade
+                                     through ``gains.get(grade, grade)`` before trec_eval's ndcg;
+                                     medopt's map keeps an unnamed grade's value too.  The map
+                                     {1:1,2:3,3:7} also checks ``nDCG(dcg=exp-log2)@100`` (2^g - 1)
+                                     exactly.
+nDCG(dcg='exp-log2')@k  gdeval       ``nDCG(dcg=exp-log2)@k``: gain 2^g - 1, ideal over the
+                                     topic's judged documents (5 decimals: tolerance 5e-6).
 ======================  ===========  =============================================================
 
 Not compared: Judged@k and the other measures that depend on which documents are
-judged; DCG, SSP, AP(norm=min) and Q, which no provider computes.
+judged; DCG, SSP, AP(norm=min) and Q, which no provider computes; judged_only=True, which
+medopt rejects (under a completed assignment every document is judged).
 
 cwl_eval is not a dependency of ir_measures: without it (``pip install cwl-eval``)
 the RBP and SDCG comparisons skip; without perl the ERR comparison skips.
@@ -122,6 +130,11 @@ CASES = [
     (RBP(p=0.95, rel=3), "cwl_eval", "RBP(p=0.95)", {"max_grade": 3, "gains": binary_gains(3)}, EXACT),
     (SDCG(max_rel=3) @ 10, "cwl_eval", "SDCG@10", {"max_grade": 3}, EXACT),
     (SDCG(max_rel=3) @ 20, "cwl_eval", "SDCG@20", {"max_grade": 3}, EXACT),
+    (nDCG(gains={0: 0, 1: 1, 2: 3, 3: 7}) @ 10, "pytrec_eval", "nDCG(gains={2:3,3:7})@10", {}, EXACT),
+    (nDCG(gains={0: 0, 1: 0, 2: 1, 3: 5}) @ 20, "pytrec_eval", "nDCG(gains={1:0,2:1,3:5})@20", {}, EXACT),
+    (nDCG(gains={0: 0, 1: 1, 2: 3, 3: 7}) @ 100, "pytrec_eval", "nDCG(dcg=exp-log2)@100", {}, EXACT),
+    (nDCG(dcg="exp-log2") @ 10, "gdeval", "nDCG(dcg=exp-log2)@10", {}, GDEVAL),
+    (nDCG(dcg="exp-log2") @ 20, "gdeval", "nDCG(dcg=exp-log2)@20", {}, GDEVAL),
 ]
 
 

@@ -60,13 +60,32 @@ def cutoff_for(start: float):
 
 
 def settle_without_relevance(result: DirectionResult, instance: Instance) -> None:
-    """Every case (or box) infeasible: only assignments with D = 0 (no relevant document) remain,
-    whose difference is 0; the all-zero assignment is one of them if it meets the limits."""
-    zero = {d: 0 for d in instance.unjudged}
-    if not instance.satisfies_limits(zero):
+    """Every case (or box) infeasible: only assignments with D = 0 (nothing counted towards the
+    denominator) remain, whose difference is 0; one of them that meets the limits is offered (the
+    all-zero assignment, or documents at a grade of gain 0 when a limit asks for some: vanishing_points,
+    every such assignment under at most one limit)."""
+    point = next((p for p in vanishing_points(instance) if instance.satisfies_limits(p)), None)
+    if point is None:
         raise MedoptError("no assignment satisfies the relevance limits")
-    result.offer(0.0, zero)
+    result.offer(0.0, point)
     result.bound = 0.0
+
+
+def denominator_counts(instance: Instance):
+    """grade -> whether a document of that grade counts towards the denominator."""
+    metric, grading = instance.metric, instance.grading
+    return (lambda g: metric.is_relevant(g)) if metric.binary else (lambda g: metric.gain(g, grading) > 0)
+
+
+def vanishing_points(instance: Instance):
+    """Assignments that leave the denominator at 0: m unjudged documents at one grade g that does not
+    count, the rest at 0 (every such assignment when there is at most one relevance limit)."""
+    counts, docs = denominator_counts(instance), instance.unjudged
+    for grade in range(instance.max_grade + 1):
+        if counts(grade):
+            return
+        for m in range(len(docs) + 1) if grade > 0 else (0,):
+            yield {d: (grade if i < m else 0) for i, d in enumerate(docs)}
 
 
 def offer_rescored(result: DirectionResult, instance: Instance, direction: str, assignment: dict,

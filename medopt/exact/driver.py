@@ -28,7 +28,7 @@ from ..result import End, MedResult, RangeResult, certify, certify_range
 from ..solvers import SOLVERS
 from .boxes import solve_boxes
 from .cases import solve_cases
-from .common import Clock, DirectionResult, check_memory
+from .common import Clock, DirectionResult, check_memory, denominator_counts, vanishing_points
 from .dinkelbach import solve_capped, solve_dinkelbach
 from .direct import solve_compact, solve_direct
 
@@ -224,23 +224,6 @@ def denominator_vanishes(instance: Instance) -> bool:
     judged document counts towards it.  Such assignments score 0 in both lists (SPEC 3)."""
     counts = denominator_counts(instance)
     return not any(counts(grade) for grade in instance.judged_grades if grade > 0)
-
-
-def denominator_counts(instance: Instance):
-    """grade -> whether a document of that grade counts towards the denominator."""
-    metric, grading = instance.metric, instance.grading
-    return (lambda g: metric.is_relevant(g)) if metric.binary else (lambda g: metric.gain(g, grading) > 0)
-
-
-def vanishing_points(instance: Instance):
-    """Assignments that leave the denominator at 0: m unjudged documents at one grade g that does not
-    count, the rest at 0 (every such assignment when there is at most one relevance limit)."""
-    counts, docs = denominator_counts(instance), instance.unjudged
-    for grade in range(instance.max_grade + 1):
-        if counts(grade):
-            return
-        for m in range(len(docs) + 1) if grade > 0 else (0,):
-            yield {d: (grade if i < m else 0) for i, d in enumerate(docs)}
 
 
 def cover_vanishing_denominator(outcome: DirectionResult, instance: Instance, direction: str) -> None:
