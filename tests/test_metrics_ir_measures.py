@@ -65,10 +65,27 @@ SDCG(max_rel=3)@10/@20  cwl_eval     ``SDCG@k`` with ``max_grade=3``: both are D
                                      g / max_rel over the DCG of k top-grade documents.  medopt's
                                      default G is the topic's top grade, which is below 3 for
                                      some topics, so G must be given.
+nDCG(gains={..})@k      pytrec_eval  ``nDCG(gains={..})@k``: ir_measures maps each judged grade
+                                     through ``gains.get(grade, grade)`` before trec_eval's ndcg;
+                                     medopt's map keeps an unnamed grade's value too.  The map
+                                     {1:1,2:3,3:7} also checks ``nDCG(dcg=exp-log2)@100`` (2^g - 1)
+                                     exactly.
+nDCG(dcg='exp-log2')@k  gdeval       ``nDCG(dcg=exp-log2)@k``: gain 2^g - 1, ideal over the
+                                     topic's judged documents (5 decimals: tolerance 5e-6).
+AP(rel=r)               cwl_eval     ``SN_AP(rel=r)@k`` on the run cut at k: C/W/L's AP has
+                                     C_i = T_{i+1} / T_i, T_i = sum_{j>=i} r_j / j, so
+                                     W_i = T_i / sum_j T_j and its value is SP / (the relevant
+                                     documents of the ranking it is given): Moffat's SN-AP.
+nDCG@k, nDCG(gains=..)  pytrec_eval  ``SN_DCG@k`` / ``SN_DCG(gains={..})@k`` on the run cut at k with
+                                     qrels restricted to the judged documents of its top k
+                                     (per run): trec_eval's ideal is then the run's own top-k
+                                     gains sorted decreasing, Moffat's self-normalisation (a topic
+                                     with none keeps a placeholder judged 0, scoring 0).
 ======================  ===========  =============================================================
 
 Not compared: Judged@k and the other measures that depend on which documents are
-judged; DCG, SSP, SP, AP(norm=min), Rprec@k and Q, which no provider computes.
+judged; DCG, SSP, SP, AP(norm=min), Rprec@k and Q, which no provider computes; judged_only=True,
+which medopt rejects (under a completed assignment every document is judged).
 
 cwl_eval is not a dependency of ir_measures: without it (``pip install cwl-eval``)
 the RBP and SDCG comparisons skip; without perl the ERR comparison skips.
@@ -136,7 +153,22 @@ CASES = [
     (RBP(p=0.95, rel=3), "cwl_eval", "RBP(p=0.95)", {"max_grade": 3, "gains": binary_gains(3)}, EXACT),
     (SDCG(max_rel=3) @ 10, "cwl_eval", "SDCG@10", {"max_grade": 3}, EXACT),
     (SDCG(max_rel=3) @ 20, "cwl_eval", "SDCG@20", {"max_grade": 3}, EXACT),
+    (nDCG(gains={0: 0, 1: 1, 2: 3, 3: 7}) @ 10, "pytrec_eval", "nDCG(gains={2:3,3:7})@10", {}, EXACT),
+    (nDCG(gains={0: 0, 1: 0, 2: 1, 3: 5}) @ 20, "pytrec_eval", "nDCG(gains={1:0,2:1,3:5})@20", {}, EXACT),
+    (nDCG(gains={0: 0, 1: 1, 2: 3, 3: 7}) @ 100, "pytrec_eval", "nDCG(dcg=exp-log2)@100", {}, EXACT),
+    (nDCG(dcg="exp-log2") @ 10, "gdeval", "nDCG(dcg=exp-log2)@10", {}, GDEVAL),
+    (nDCG(dcg="exp-log2") @ 20, "gdeval", "nDCG(dcg=exp-log2)@20", {}, GDEVAL),
+    (AP(rel=1), "cwl_eval", "SN_AP@10", {}, EXACT),
+    (AP(rel=2), "cwl_eval", "SN_AP(rel=2)@20", {}, EXACT),
+    (nDCG @ 10, "pytrec_eval", "SN_DCG@10", {}, EXACT),
+    (nDCG(gains={0: 0, 1: 1, 2: 3, 3: 7}) @ 20, "pytrec_eval", "SN_DCG(gains={2:3,3:7})@20", {}, EXACT),
 ]
+
+# the self-normalised metrics: their reference sees each run cut at k and, where True, qrels holding only
+# the judged documents of the run's top k (see the table above)
+SELF_NORMALISED = {"SN_AP@10": (10, False), "SN_AP(rel=2)@20": (20, False), "SN_DCG@10": (10, True),
+                   "SN_DCG(gains={2:3,3:7})@20": (20, True)}
+PLACEHOLDER = "\u27e8judged-none\u27e9"  # a judged non-relevant document in no run
 
 
 def provider(name: str):
@@ -164,18 +196,27 @@ def runs_for(provider_name: str, runs: dict) -> dict:
     return {name: runs[name] for name in SLOW_PROVIDER_RUNS}
 
 
-def untied(rankings) -> dict[str, dict[str, float]]:
-    """The rankings as an ir_measures run whose scores (n - i) have no ties."""
-    return {topic: {doc: float(len(docs) - i) for i, doc in enumerate(docs)} for topic, docs in rankings.items()}
+def untied(rankings, depth: int | None = None) -> dict[str, dict[str, float]]:
+    """The rankings (cut at ``depth``) as an ir_measures run whose scores (n - i) have no ties."""
+    return {topic: {doc: float(len(docs) - i) for i, doc in enumerate(docs[:depth])} for topic, docs in rankings.items()}
+
+
+def restricted(qrels, rankings, depth: int) -> dict[str, dict[str, int]]:
+    """Each topic's qrels cut to the judged documents of the run's top ``depth`` (a placeholder judged 0
+    where there is none: trec_eval scores only topics with qrels)."""
+    return {topic: {d: grades[d] for d in rankings.get(topic, ())[:depth] if d in grades} or {PLACEHOLDER: 0}
+            for topic, grades in qrels.items()}
 
 
 @pytest.fixture(scope="module")
 def reference(dl_hard):
-    """(measure, run name, topic) -> ir_measures value, one evaluation per provider and run."""
+    """(measure, medopt metric or None, run name, topic) -> ir_measures value: one evaluation per provider
+    and run; one per self-normalised case and run, on that case's cut run (and restricted qrels)."""
     qrels, runs = dl_hard
     by_provider: dict[str, list] = {}
-    for measure, name, *_ in CASES:
-        by_provider.setdefault(name, []).append(measure)
+    for measure, name, metric, *_ in CASES:
+        if metric not in SELF_NORMALISED:
+            by_provider.setdefault(name, []).append(measure)
     values: dict[tuple, float] = {}
     for name, measures in by_provider.items():
         prov = ir_measures.providers.registry[name]
@@ -184,7 +225,16 @@ def reference(dl_hard):
         evaluator = prov.evaluator(measures, qrels)
         for run_name, rankings in runs_for(name, runs).items():
             for metric in evaluator.iter_calc(untied(rankings)):
-                values[str(metric.measure), run_name, metric.query_id] = metric.value
+                values[str(metric.measure), None, run_name, metric.query_id] = metric.value
+    for measure, name, metric, *_ in CASES:
+        if metric not in SELF_NORMALISED or not ir_measures.providers.registry[name].is_available():
+            continue
+        depth, restrict = SELF_NORMALISED[metric]
+        for run_name, rankings in runs_for(name, runs).items():
+            judged = restricted(qrels, rankings, depth) if restrict else qrels
+            evaluator = ir_measures.providers.registry[name].evaluator([measure], judged)
+            for result in evaluator.iter_calc(untied(rankings, depth)):
+                values[str(result.measure), metric, run_name, result.query_id] = result.value
     return values
 
 
@@ -197,7 +247,7 @@ def test_per_topic_against_ir_measures(measure, provider_name, metric, kwargs, t
     mismatches, count = [], 0
     for run_name, rankings in runs.items():
         for topic, ranking in rankings.items():
-            theirs = reference[str(measure), run_name, topic]
+            theirs = reference[str(measure), metric if metric in SELF_NORMALISED else None, run_name, topic]
             ours = medopt.score(metric, ranking, qrels[topic], **kwargs)
             count += 1
             if not abs(ours - theirs) <= tol:

@@ -86,6 +86,12 @@ def test_auto_ranges_are_exact(example):
         except MedoptError:
             continue
         ends_agree(medopt.difference_range(metric, case.a, case.b, case.judgments, **kwargs), oracle, (example, case))
+        try:  # B alone may not meet a limit both lists could (its own unjudged documents too few)
+            medopt.score_range(metric, case.b, case.judgments, method="enumerate", **kwargs)
+        except MedoptError:
+            with pytest.raises(MedoptError):
+                medopt.score_range(metric, case.b, case.judgments, **kwargs)
+            continue
         score = medopt.score_range(metric, case.b, case.judgments, **kwargs)
         assert score.kind == "score" and score.certified
 

@@ -209,7 +209,8 @@ def solve_directions(instance: Instance, *, solver: str | None, time_limit: floa
             except OutOfTime:  # (the strategies catch it themselves once they are under way)
                 outcome = DirectionResult().stopped(instance)
             outcome.offer(*guesses[direction])
-            if signed and is_ratio(formulation) and denominator_vanishes(instance):
+            if signed and is_ratio(formulation) and not formulation.covers_zero_denominators \
+                    and denominator_vanishes(instance):
                 cover_vanishing_denominator(outcome, instance, direction)
             reached = max(reached, outcome.value)
             directions[direction] = outcome

@@ -7,8 +7,10 @@ from the interfaces it implements, each the model side of one strategy (exact/):
 
 * :class:`DirectModel` -- one model whose maximum is the direction's largest difference
   (strategy ``direct``; ``compact`` with :class:`CompactModel`);
-* :class:`CaseModels` -- a ratio N / D solved case by case, each case a constant D
-  (strategy ``enumerate``);
+* :class:`CaseModels` -- a ratio N / D solved case by case, each case a constant D (strategy
+  ``enumerate``); or a difference of two ratios N_A / D_A - N_B / D_B whose denominators each
+  depend on their own list (self-normalised metrics), each case both D constant
+  (:class:`ListPairCase`);
 * :class:`DinkelbachModels` -- a ratio solved by Dinkelbach steps max N - lam D
   (strategies ``dinkelbach`` and, with :class:`CappedRatio`, ``capped``);
 * :class:`BoxSearch` -- cases grouped into boxes with a relaxation bound each (strategy ``boxes``).
@@ -32,6 +34,16 @@ class Case:
 
     label: str
     denominator: float
+
+
+@dataclass(frozen=True)
+class ListPairCase(Case):
+    """A case of a difference of two ratios, M(A) - M(B) = N_A / D_A - N_B / D_B, where each list's
+    score has a denominator of its own (SN_AP: the relevant documents of its top k): the case fixes
+    both, ``denominator`` being D_A and ``denominator_b`` D_B.  A denominator of 0 means that list
+    holds nothing counted and scores 0 in the case."""
+
+    denominator_b: float = 0.0
 
 
 @dataclass
@@ -82,6 +94,9 @@ class Formulation(ABC):
     examples: ClassVar[tuple[str, ...]] = ()   # metric strings; the first is shown in the catalogue
     title: ClassVar[str] = ""
     continuous: ClassVar[frozenset] = frozenset()  # strategies whose models have continuous variables
+    # its cases include the assignments whose denominator is 0 (each scored there), so the driver need
+    # not cover a vanishing denominator at a range's end (exact/driver.cover_vanishing_denominator)
+    covers_zero_denominators: ClassVar[bool] = False
 
     @abstractmethod
     def strategies(self, instance) -> tuple[str, ...]:

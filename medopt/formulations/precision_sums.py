@@ -39,11 +39,13 @@ from ..modeling import (LinearModel, binaries, binary_and, count_at_least, direc
                         new_model, relevant_at, row, rows, total)
 
 
-def pair_weights(instance, direction) -> dict:
-    """Net coefficient of b_d b_e in N = sign * (SP(A) - SP(B)), per unordered pair of unjudged documents."""
+def pair_weights(instance, direction, scales=(1.0, 1.0)) -> dict:
+    """Net coefficient of b_d b_e in N = sign * (SP(A) - SP(B)), per unordered pair of unjudged documents;
+    with ``scales`` (s_A, s_B), in sign * (s_A SP(A) - s_B SP(B)) (self_normalised.py: each list over its
+    own denominator)."""
     sign = direction_sign(direction)
     weights = {}
-    for ranking, side in ((instance.a, sign), (instance.b, -sign)):
+    for ranking, side in ((instance.a, sign * scales[0]), (instance.b, -sign * scales[1])):
         for i, later in enumerate(ranking, start=1):
             check_time()  # O(k^2) in all: the deadline is checked rank by rank (limits.py)
             for earlier in ranking[: i - 1]:
@@ -54,14 +56,14 @@ def pair_weights(instance, direction) -> dict:
     return weights
 
 
-def relevance_products(m, instance, direction):
-    """Declare y[d, e] for every pair of unjudged documents whose product N needs.
+def relevance_products(m, instance, direction, scales=(1.0, 1.0)):
+    """Declare y[d, e] for every pair of unjudged documents whose product N needs (``scales``: pair_weights).
 
     Under rank dominance (reductions.reduce) grade(d) >= grade(e) makes b_d b_e = b_e:
     such a pair needs no product variable, its weight goes to b_e's linear term."""
     weights, m.dominated_weight = {}, {}
     tick = Ticker()
-    for (d, e), w in pair_weights(instance, direction).items():
+    for (d, e), w in pair_weights(instance, direction, scales).items():
         tick()
         if abs(w) <= 1e-15:
             continue
@@ -81,13 +83,14 @@ def relevance_products(m, instance, direction):
         binary_and(m, "both_relevant", pairs, doc="y[d,e] = b_d * b_e", signs=signs)
 
 
-def numerator_expression(m, instance, direction):
+def numerator_expression(m, instance, direction, scales=(1.0, 1.0)):
     """N = sign * (SP(A) - SP(B)): the linear terms b_d / i, the products with a judged document
     (constants, or one relevance times the judged relevant documents ranked above), and every pair
-    of unjudged documents once with its net weight."""
+    of unjudged documents once with its net weight.  With ``scales`` (s_A, s_B): sign * (s_A SP(A) -
+    s_B SP(B)), the products declared by relevance_products with the same scales."""
     sign, judgments, relevant = direction_sign(direction), instance.judgments, instance.metric.is_relevant
     numerator = 0
-    for ranking, side in ((instance.a, sign), (instance.b, -sign)):
+    for ranking, side in ((instance.a, sign * scales[0]), (instance.b, -sign * scales[1])):
         judged_above, unjudged_above = 0, []  # judged relevant / unjudged documents ranked above
         for i, doc in enumerate(ranking, start=1):
             check_time()

@@ -11,6 +11,7 @@ certificates.
 from __future__ import annotations
 
 import math
+import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from enum import Enum
@@ -200,6 +201,77 @@ class Metric(ABC):
 
     def grades_of(self, ranking: Sequence[str], grades: Grades) -> list[int]:
         return [grades.get(doc, 0) for doc in ranking[: self.depth(len(ranking))]]
+
+
+class GainMap(Mapping):
+    """An explicit gain map written in a metric string, as ir_measures writes it: ``gains={0:0,1:1,2:3}``.
+
+    ir_measures' semantics (its pytrec_eval provider maps each judged grade through
+    ``gains.get(grade, grade)``): a grade the map does not name keeps its own value as its gain.  So
+    entries mapping a grade to itself say nothing and are dropped, and the map prints as ir_measures
+    prints it (``{2:3}``, grades ascending); a map of identities only is no map (``parse`` gives None).
+    Grades are integers >= 0 (negative grades are non-relevant, gain 0: SPEC 1) and grade 0 maps to 0;
+    whether the gains are non-decreasing over 0..G is checked once G is known (grading_problem)."""
+
+    __slots__ = ("_gains",)
+
+    def __init__(self, items):
+        self._gains = {int(g): _plain_number(v) for g, v in sorted(dict(items).items()) if v != g}
+
+    def __getitem__(self, grade):
+        return self._gains[grade]
+
+    def __iter__(self):
+        return iter(self._gains)
+
+    def __len__(self):
+        return len(self._gains)
+
+    def __eq__(self, other):
+        return isinstance(other, GainMap) and self._gains == other._gains
+
+    def __hash__(self):
+        return hash(tuple(self._gains.items()))
+
+    def gain(self, grade: int) -> float:
+        return float(self._gains.get(grade, grade))
+
+    def __str__(self) -> str:
+        return "{" + ",".join(f"{g}:{v!r}" for g, v in self._gains.items()) + "}"
+
+    __repr__ = __str__
+
+    @classmethod
+    def parse(cls, text: str) -> "GainMap | None":
+        """``{grade:gain,...}`` (spaces allowed) -> GainMap, or None for a map of identities; ValueError
+        with the reason otherwise."""
+        text = text.strip()
+        if not (text.startswith("{") and text.endswith("}")):
+            raise ValueError("a gain map is written {grade:gain,...}, e.g. {0:0,1:1,2:3}")
+        items = {}
+        for item in filter(None, (part.strip() for part in text[1:-1].split(","))):
+            grade, sep, gain = (part.strip() for part in item.partition(":"))
+            if not sep or not re.fullmatch(r"\d+", grade):
+                raise ValueError(f"{item!r} is not grade:gain with an integer grade >= 0")
+            try:
+                value = float(gain)
+            except ValueError:
+                raise ValueError(f"the gain of grade {grade} must be a number, got {gain!r}") from None
+            if not math.isfinite(value) or value < 0:
+                raise ValueError(f"the gain of grade {grade} must be a finite number >= 0, got {gain!r}")
+            if int(grade) in items:
+                raise ValueError(f"grade {grade} mapped twice")
+            items[int(grade)] = value
+        if items.get(0, 0.0) != 0.0:
+            raise ValueError("grade 0 must map to 0 (SPEC 2: gain(0) = 0)")
+        table = cls(items)
+        return table if table else None
+
+
+def _plain_number(value) -> int | float:
+    """A gain as ir_measures prints it: an integral value as an int (3, not 3.0)."""
+    value = float(value)
+    return int(value) if value.is_integer() and abs(value) < 2 ** 53 else value
 
 
 def format_value(value) -> str:

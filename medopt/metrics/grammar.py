@@ -60,7 +60,7 @@ def parse_metric(text: str | Metric) -> Metric:
         )
     params = {}
     if match["params"] is not None and match["params"].strip():
-        for item in match["params"].split(","):
+        for item in _split_params(match["params"]):
             key, sep, value = item.partition("=")
             if not sep or not key.strip() or not value.strip():
                 raise MetricSyntaxError(f"{source!r}: parameter {item.strip()!r} is not of the form name=value")
@@ -68,6 +68,18 @@ def parse_metric(text: str | Metric) -> Metric:
                 raise MetricSyntaxError(f"{source!r}: parameter {key.strip()!r} given twice")
             params[key.strip()] = value.strip()
     return _build(source, match["name"], params, match["cutoff"])
+
+
+def _split_params(text: str) -> list[str]:
+    """The items of a parameter list, split at the commas outside braces (a gain map
+    ``gains={0:0,1:1,2:3}`` holds commas of its own)."""
+    items, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            items.append(text[start:i])
+            start = i + 1
+    return items + [text[start:]]
 
 
 def _build(source: str, name: str, raw_params: dict[str, str], raw_cutoff: str | None) -> Metric:
@@ -92,6 +104,9 @@ def _build(source: str, name: str, raw_params: dict[str, str], raw_cutoff: str |
 
 
 def _convert(source, key, raw, spec):
+    """A parameter's text as its kind: int, float, bool (True / False, as ir_measures writes them), a
+    kind with its own ``parse`` (a gain map), else a string, which may be quoted as in ir_measures
+    (``dcg='exp-log2'`` is ``dcg=exp-log2``)."""
     try:
         if spec.kind is int:
             if not re.fullmatch(r"[+-]?\d+", raw):
@@ -99,10 +114,16 @@ def _convert(source, key, raw, spec):
             value = int(raw)
         elif spec.kind is float:
             value = float(raw)
+        elif spec.kind is bool:
+            value = {"true": True, "false": False}[raw.lower()]
+        elif hasattr(spec.kind, "parse"):
+            value = spec.kind.parse(raw)
         else:
-            value = raw
-    except ValueError:
-        raise MetricSyntaxError(f"{source!r}: parameter {key} must be {spec.kind.__name__}, got {raw!r}") from None
+            value = raw[1:-1] if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"" else raw
+    except (ValueError, KeyError) as error:
+        reason = f": {error}" if hasattr(spec.kind, "parse") and str(error) else ""
+        kind = {"GainMap": "a gain map {grade:gain,...}"}.get(spec.kind.__name__, spec.kind.__name__)
+        raise MetricSyntaxError(f"{source!r}: parameter {key} must be {kind}, got {raw!r}{reason}") from None
     if not spec.check(value):
         raise MetricSyntaxError(f"{source!r}: bad value {raw!r} for {key} ({spec.doc})")
     return value
