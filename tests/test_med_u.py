@@ -188,7 +188,7 @@ def test_run_order_follows_trec_eval(tmp_path):
 
 
 def medopt_command(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "medopt", *map(str, args)], capture_output=True, text=True, cwd=cwd)
+    return subprocess.run([sys.executable, "-m", "medopt.cli", *map(str, args)], capture_output=True, text=True, cwd=cwd)
 
 
 def test_command_compare(tmp_path):
@@ -203,7 +203,7 @@ def test_command_compare(tmp_path):
     rows = [line.split(",") for line in done.stdout.splitlines()]
     assert rows[0][:5] == ["run_a", "run_b", "topic", "metric", "med"]
     assert rows[1][2:4] == ["7", "U(L=12000)"] and float(rows[1][4]) == pytest.approx(5999.5)
-    assert rows[1][6] == "True" and rows[2][2] == "all"
+    assert rows[1][6] == "true" and rows[2][2] == "all"
     frame = medopt.compare(run_a, run_b, qrels, ["U(L=12000,gains={1:0.5})"], spans=spans)
     assert frame["med"].iloc[0] == pytest.approx(2999.75)
     ranged = medopt_command("compare", run_a, run_b, "--spans", spans, "--qrels", qrels, "-m", "U(L=12000)", "--range")
