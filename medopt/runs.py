@@ -88,7 +88,7 @@ def compare_rows(run_a, run_b, qrels=None, metrics=None, *, method: str = "auto"
     passage metric (U), the runs are passage runs and MED-U is computed (SPEC 8)."""
     from tqdm import tqdm
 
-    parsed = unique_metrics(_metric_list(metrics), warn)
+    parsed = unique_metrics(_metric_list(metrics), warn, passages=True)
     passages = spans is not None or any(getattr(m, "characters", False) for m in parsed)
     if passages:
         first, second, judgments, topic_spans = _passage_inputs(run_a, run_b, qrels, spans, parsed, honour_rank)

@@ -147,6 +147,15 @@ def test_bad_python_inputs():
         medopt.med("U(L=10)@5", [], [], {})
 
 
+def test_empty_trailtexts_and_document_paths_refuse_u():
+    assert medopt.med("U(L=5)", [], [], {}).value == 0
+    assert medopt.score_range("U(L=5)", [], {}).high == 0
+    with pytest.raises(MedoptError, match="passage runs"):
+        medopt.matrix({"a": {"1": ["d1"]}, "b": {"1": ["d2"]}}, None, ["U(L=10)"], jobs=1)
+    with pytest.raises(MedoptError, match="trailtext"):
+        medopt.score("U(L=10)", ["d1"], {})
+
+
 # ---------------------------------------------------------------------------
 # readers and the command
 

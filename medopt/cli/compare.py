@@ -39,7 +39,7 @@ def compare(run_a, run_b, qrels, spans, metrics, method, solver, time_limit, max
 
     With --range, each topic's difference range too, and the mean difference range: the comparison
     is decided when no completion of the judgments can change which run is better on average."""
-    parsed = unique_metrics(metrics, warn)
+    parsed = unique_metrics(metrics, warn, passages=True)
     limits = parse_limits(at_most, at_least)
     if fmt == "parquet" and not output:
         raise click.UsageError("--format parquet writes a file: give -o FILE")
