@@ -9,11 +9,15 @@ identified by ``(docid, byte offset)``:
 * a character of an unjudged document is **unknown** and takes 0 or c **independently of every
   other character**, its neighbours in the same passage included.  Tan & Clarke: "Although we have
   switched from documents to characters, the properties of MED from Section II continue to hold;
-  nothing in that section requires variables to represent documents", and they compute MED-U "by
-  the methods of [Section III]" (the dot-product closed form), whose free variables take their
-  best value one by one.  This is also what their largest value needs: two disjoint, wholly
-  unjudged trailtexts of 12,000 characters with c = 1/2 give sum_i (1/2)(1 - i/12000) = 2999.75
-  only when every character of the better trailtext is relevant and every one of the other is not;
+  nothing in that section requires variables to represent documents", and "We apply the methods
+  of that section [III, simple dot-product measures] to compute MED-U", whose free variables take
+  their best value one by one.  It is also what passage judging allows: assessors mark relevant spans
+  of any length anywhere in a document, so every subset of an unjudged document's characters is a
+  judgment it could still receive.  (The reference value does not decide between this and one
+  value per unjudged document: two disjoint, wholly unjudged trailtexts of 12,000 characters with
+  c = 1/2 give sum_i (1/2)(1 - i/12000) = 2999.75 under both, every character of the better
+  trailtext relevant and none of the other; on passages that cut documents differently the two
+  models differ, and the per-character one follows Tan & Clarke's text);
 * the same character in both trailtexts, or twice in one (overlapping passages), is one variable
   (**bound**): it takes one value wherever it appears.
 

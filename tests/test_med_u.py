@@ -89,11 +89,16 @@ def test_closed_form_equals_brute_force_on_random_instances():
         assert result.certified
         med = medopt.med(f"U(L={length})", a, b, judged, spans=spans, gains={1: gain})
         assert med.value == pytest.approx(max(high, -low), abs=1e-9) and med.certified
+        low_a, high_a, _ = brute_force(a, [], judged, spans, length, gain)
+        alone = medopt.score_range(f"U(L={length})", a, judged, spans=spans, gains={1: gain})
+        assert (alone.low, alone.high) == pytest.approx((low_a, high_a), abs=1e-9) and alone.certified
         ta, tb = set(trailtext(a, length)), set(trailtext(b, length))
         bound += any(ch[0] not in judged for ch in ta & tb)
         overlapping += any(len(set(trailtext(p, length))) < len(trailtext(p, length)) for p in (a, b))
         judged_spans += any(ch[0] in judged for ch in ta | tb)
         checked += 1
+    print(f"oracle: {checked} instances, {bound} with bound unknown characters, {overlapping} with overlapping "
+          f"passages, {judged_spans} with judged characters")
     assert bound > 50 and overlapping > 50 and judged_spans > 50, (bound, overlapping, judged_spans)
 
 
@@ -235,6 +240,17 @@ def test_command_errors_are_one_line_exit_2(tmp_path):
     assert done.returncode == 2 and f"{spans}:2: offset 'x' is not an integer" in done.stderr
     done = medopt_command("compare", run_a, run_b, "--qrels", qrels, "--spans", spans, "-m", "P@10")
     assert done.returncode == 2 and done.stderr.count("\n") == 1
+
+
+def test_generator_is_seeded_and_the_shipped_example_is_its_output(tmp_path):
+    from medopt.generate import generate_passage_runs, passage_example_paths, write_passage_example
+    assert generate_passage_runs(2, 2, 5, seed=3) == generate_passage_runs(2, 2, 5, seed=3)
+    assert generate_passage_runs(2, 2, 5, seed=3) != generate_passage_runs(2, 2, 5, seed=4)
+    written = write_passage_example(tmp_path)
+    for key, path in passage_example_paths().items():
+        assert written[key].read_bytes() == path.read_bytes(), key
+    run = read_passage_run(written["run_a"])
+    assert len(run.passages) == 3 and all(len(p) == 12 for p in run.passages.values())
 
 
 def test_shipped_example(tmp_path):
