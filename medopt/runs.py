@@ -67,7 +67,7 @@ def _passage_inputs(run_a, run_b, qrels, spans, parsed, honour_rank: bool):
     if documents:
         raise MedoptError(f"--spans and passage runs go with passage metrics (U(L=..)), not {', '.join(documents)}")
     first, second = _passage_run(run_a, "run_a", honour_rank), _passage_run(run_b, "run_b", honour_rank)
-    if isinstance(qrels, (str, os.PathLike)) and isinstance(spans, (str, os.PathLike)):
+    if isinstance(qrels, (str, os.PathLike, type(None))) and isinstance(spans, (str, os.PathLike)):
         judgments, topic_spans = read_passage_judgments(qrels, spans)
     else:
         judgments = as_qrels(qrels)

@@ -240,6 +240,9 @@ def test_command_errors_are_one_line_exit_2(tmp_path):
     assert done.returncode == 2 and f"{spans}:2: offset 'x' is not an integer" in done.stderr
     done = medopt_command("compare", run_a, run_b, "--qrels", qrels, "--spans", spans, "-m", "P@10")
     assert done.returncode == 2 and done.stderr.count("\n") == 1
+    spans.write_text("7 w 0 10\n")
+    done = medopt_command("compare", run_a, run_b, "--spans", spans, "-m", "U(L=100)")
+    assert done.returncode == 2 and f"{spans}:1: topic '7' docid 'w' has relevant spans but is not judged" in done.stderr
 
 
 def test_generator_is_seeded_and_the_shipped_example_is_its_output(tmp_path):

@@ -112,8 +112,9 @@ def check_spans(spans: Mapping, qrels: Mapping, spans_path, qrels_path, lines: M
         for docid in spans[topic]:
             if docid not in qrels.get(topic, {}):
                 line = (lines or {}).get((topic, docid))
+                where = f"in {qrels_path}" if qrels_path is not None else "(no qrels given)"
                 raise InputFormatError(spans_path, line, f"topic {topic!r} docid {docid!r} has relevant spans "
-                                                         f"but is not judged in {qrels_path}")
+                                                         f"but is not judged {where}")
 
 
 def read_passage_judgments(qrels_path, spans_path) -> tuple[dict, dict]:
