@@ -34,6 +34,8 @@ def main() -> None:
     short = [(f"s{i % 97}", 13 * (i // 97), 12) for i in range(1000)]   # 1,000 passages of 12 characters
     other = [(f"s{(i + 31) % 97}", 13 * (i // 97) + 5, 12) for i in range(1000)]
     cases.append(("1,000 short passages a side, 10,402 of the 12,000 characters bound", short, other, {}, {}))
+    cases.append(("12,000 one-character passages a side (a passage per character: the worst case)",
+                  [(f"d{i % 50}", i, 1) for i in range(12000)], [(f"d{i % 50}", i + 3, 1) for i in range(12000)], {}, {}))
     cases.append(("two disjoint unjudged trailtexts (Tan & Clarke's 2999.75)", [(f"a{i}", 0, 1000) for i in range(12)],
                   [(f"b{i}", 0, 1000) for i in range(12)], {}, {}))
     for name, a, b, judged, topic_spans in cases:

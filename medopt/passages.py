@@ -38,7 +38,11 @@ import numpy as np
 
 from .errors import MedoptError
 from .io.passages import MAX_OFFSET
-from .metrics.u import U, merge_spans, u_score
+from .metrics.u import U, merge_spans, u_scores
+
+class Completed(dict):
+    """An assignment already completed by ``PassageInstance.complete`` (not completed again)."""
+
 
 SHIFT = 40  # a character's key: document index << 40 | offset (offsets < 2^40: io/passages.py)
 
@@ -52,12 +56,15 @@ class PassageInstance:
     spans: dict                     # judged docid -> merged [start, end) intervals of relevant characters
     gain: float = 1.0               # c: the gain of a relevant character
     limits: tuple = field(default=())
+    _last: dict = field(default_factory=dict, compare=False, repr=False)
 
     # -- what certify asks of an instance ------------------------------------------------
     def complete(self, assignment: Mapping) -> dict:
         """The assignment restricted to the unknown characters: docid -> merged ``(offset, length)``
         runs of relevant characters, judged documents dropped (their characters are fixed)."""
-        full = {}
+        if isinstance(assignment, Completed):
+            return assignment
+        full = Completed()
         for doc, runs in (assignment or {}).items():
             if doc not in self.judged and doc in self.docids:
                 merged = merge_spans([(int(o), int(n)) for o, n in runs])
@@ -72,9 +79,14 @@ class PassageInstance:
         return out
 
     def scores(self, assignment: Mapping) -> tuple[float, float]:
-        relevant = self.relevant(assignment)
-        return (u_score(self.a, relevant, self.metric.length, self.gain),
-                u_score(self.b, relevant, self.metric.length, self.gain))
+        """(U(A), U(B)) under ``assignment``; the last assignment's scores are kept (certify asks for
+        the difference and then the scores of the same assignment)."""
+        last = self._last.get("scores")
+        if last is not None and last[0] is assignment:
+            return last[1]
+        scores = tuple(u_scores((self.a, self.b), self.relevant(assignment), self.metric.length, self.gain))
+        self._last["scores"] = (assignment, scores)
+        return scores
 
     def difference(self, assignment: Mapping, direction: str) -> float:
         score_a, score_b = self.scores(assignment)
@@ -151,13 +163,35 @@ class PassageInstance:
 
 
 def _passages(name: str, value) -> tuple:
+    """The passages as (docid, int offset, int length) tuples: checked as arrays, and item by item
+    only to name the first bad one."""
     if value is None:
         return ()
     if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
         raise MedoptError(f"{name}: a sequence of (docid, offset, length) passages, got {type(value).__name__}")
+    items = list(value)
+    try:
+        if not items:
+            return ()
+        if set(map(len, items)) == {3} and not isinstance(items[0], (str, bytes)):
+            docs, offsets, lengths = zip(*items)
+            types = set(map(type, docs))
+            starts, sizes = np.asarray(offsets), np.asarray(lengths)
+            if (types == {str} and all(docs) and starts.dtype.kind in "iu" and sizes.dtype.kind in "iu"
+                    and bool not in set(map(type, offsets)) | set(map(type, lengths))
+                    and (starts >= 0).all() and (sizes >= 1).all() and (starts + sizes <= MAX_OFFSET).all()):
+                return tuple(zip(docs, starts.tolist(), sizes.tolist()))
+    except (TypeError, ValueError, OverflowError):
+        pass  # the check item by item below names the bad passage
+    return _checked_passages(name, items)
+
+
+def _checked_passages(name: str, items) -> tuple:
     out = []
-    for i, item in enumerate(value):
+    for i, item in enumerate(items):
         try:
+            if isinstance(item, (str, bytes)):
+                raise TypeError
             doc, offset, length = item
         except (TypeError, ValueError):
             raise MedoptError(f"{name}[{i}]: a passage is (docid, offset, length), got {item!r}") from None

@@ -22,6 +22,7 @@ character on NumPy arrays.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
@@ -110,17 +111,25 @@ def u_numerator(passages: Sequence[Passage], relevant: Mapping[str, Sequence[tup
     passage by passage, each passage's overlap with each relevant interval of its document summed as an
     arithmetic series.  ``relevant``: docid -> ``(offset, length)`` spans of relevant characters."""
     intervals = {doc: merge_spans(spans) for doc, spans in relevant.items()}
+    return _numerator(passages, intervals, length)
+
+
+def _numerator(passages: Sequence[Passage], intervals: Mapping[str, list], length: int) -> int:
+    """u_numerator with the relevant spans already merged into [start, end) intervals."""
+    ends = {doc: [high for _, high in merged] for doc, merged in intervals.items() if merged}
     total, position = 0, 0  # position: characters of the trailtext before this passage
     for doc, offset, size in passages:
         if position >= length:
             break
         take = min(int(size), length - position)
         start, end = int(offset), int(offset) + take
-        for low, high in intervals.get(doc, ()):
-            low, high = max(low, start), min(high, end)
-            if low < high:
-                first, last, count = position + low - start + 1, position + high - start, high - low
-                total += count * length - (first + last) * count // 2
+        merged = intervals.get(doc) or ()
+        at = bisect_right(ends[doc], start) if merged else 0  # the first interval ending after start
+        while at < len(merged) and merged[at][0] < end:
+            low, high = max(merged[at][0], start), min(merged[at][1], end)
+            first, last, count = position + low - start + 1, position + high - start, high - low
+            total += count * length - (first + last) * count // 2
+            at += 1
         position += take
     return total
 
@@ -130,3 +139,10 @@ def u_score(passages: Sequence[Passage], relevant: Mapping[str, Sequence[tuple[i
     """U(L) of the trailtext of ``passages`` when the characters in ``relevant`` (docid -> spans) are
     relevant with gain ``gain`` and every other character has gain 0."""
     return gain * u_numerator(passages, relevant, length) / length
+
+
+def u_scores(trailtexts: Sequence[Sequence[Passage]], relevant: Mapping[str, Sequence[tuple[int, int]]],
+             length: int, gain: float = 1.0) -> list[float]:
+    """u_score of each of ``trailtexts`` under the same relevant characters (merged once)."""
+    intervals = {doc: merge_spans(spans) for doc, spans in relevant.items()}
+    return [gain * _numerator(passages, intervals, length) / length for passages in trailtexts]
