@@ -4,6 +4,8 @@ from .api import difference_range, med, score, score_range
 from .methods import REGISTRY as METHODS
 from .errors import InputFormatError, InputFrameError, MedoptError, MetricSyntaxError, TooLargeError
 from .instance import Instance, RelevanceLimit, build_instance
+from .io.passages import PassageRun, read_passage_judgments, read_passage_run, read_spans
+from .passages import PassageInstance, build_passage_instance
 from .metrics import Grading, parse_metric
 from .result import MedResult, RangeResult
 
@@ -23,5 +25,6 @@ def __getattr__(name):
 __all__ = ["med", "score", "difference_range", "score_range", "compare", "matrix", "to_trec_eval", "to_latex",
            "MED", "MEDRange", "RangeResult", "parse_metric", "MedResult", "Instance", "RelevanceLimit",
            "build_instance", "Grading", "MedoptError", "MetricSyntaxError", "InputFormatError", "InputFrameError",
-           "TooLargeError", "METHODS"]
+           "TooLargeError", "METHODS", "PassageRun", "read_passage_run", "read_spans", "read_passage_judgments",
+           "PassageInstance", "build_passage_instance"]
 __version__ = "0.1.0"

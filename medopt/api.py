@@ -12,13 +12,14 @@ from .errors import MedoptError
 from .instance import RelevanceLimit, build_instance
 from .io.frames import one_topic
 from .metrics import parse_metric
+from .passages import build_passage_instance
 from .result import MedResult, RangeResult
 
 
 def med(metric, a: Sequence[str], b: Sequence[str], judgments: Mapping[str, int] | None = None, *,
         max_grade: int | None = None, gains: Mapping[int, float] | None = None, method: str = "auto",
         solver: str | None = None, time_limit: float | None = None, pad: str = "none",
-        residual: bool = False, limits: Sequence[RelevanceLimit] = (), **options) -> MedResult:
+        residual: bool = False, limits: Sequence[RelevanceLimit] = (), spans=None, **options) -> MedResult:
     """Maximized effectiveness difference of rankings ``a`` and ``b`` under ``metric``.
 
     ``judgments`` maps doc id -> grade (absent: unjudged).  ``method`` is ``auto`` (the first
@@ -31,8 +32,16 @@ def med(metric, a: Sequence[str], b: Sequence[str], judgments: Mapping[str, int]
     ``a`` and ``b`` may also be one topic of a run in any form ``medopt.compare`` takes (a DataFrame,
     ``{doc_id: score}``, ScoredDoc namedtuples, a ranx Run; ordered as trec_eval orders it), and
     ``judgments`` qrels in any form: a ranking that names its topic picks that topic's judgments.
+
+    MED-U (SPEC 8): ``metric`` ``U(L=..)``, ``a`` and ``b`` sequences of ``(docid, offset, length)``
+    passages, ``judgments`` docid -> grade (which documents are judged), ``spans`` docid -> list of
+    ``(offset, length)`` relevant characters; ``gains={1: c}`` sets a relevant character's gain.
     """
     started = time.perf_counter()
+    passage = _characters(metric, a, b, judgments, spans, gains, method, dict(
+        options, max_grade=max_grade, pad=pad, residual=residual, limits=limits, solver=solver), ranges=False)
+    if passage is not None:
+        return passage
     a, b, judgments = one_topic(a, b, judgments)
     instance = build_instance(metric, a, b, judgments, max_grade=max_grade, gains=gains, pad=pad,
                               residual=residual, limits=limits)
@@ -42,12 +51,18 @@ def med(metric, a: Sequence[str], b: Sequence[str], judgments: Mapping[str, int]
 def difference_range(metric, a: Sequence[str], b: Sequence[str], judgments: Mapping[str, int] | None = None, *,
                      max_grade: int | None = None, gains: Mapping[int, float] | None = None, method: str = "auto",
                      solver: str | None = None, time_limit: float | None = None, pad: str = "none",
-                     residual: bool = False, limits: Sequence[RelevanceLimit] = (), **options) -> RangeResult:
+                     residual: bool = False, limits: Sequence[RelevanceLimit] = (), spans=None,
+                     **options) -> RangeResult:
     """[low, high] = [min, max] of M(a) - M(b) over every assignment of grades to the unjudged
     documents of both lists, a shared document taking one grade (SPEC 7); each end with its own
     assignment, proven bound and certificate.  MED = max(high, -low).  Keywords as for ``med``;
-    ``method`` is ``auto`` or a method that gives exact ends (closed-form, exact, enumerate)."""
+    ``method`` is ``auto`` or a method that gives exact ends (closed-form, exact, enumerate).
+    MED-U: passages and ``spans`` as for ``med``."""
     started = time.perf_counter()
+    passage = _characters(metric, a, b, judgments, spans, gains, method, dict(
+        options, max_grade=max_grade, pad=pad, residual=residual, limits=limits, solver=solver), ranges=True)
+    if passage is not None:
+        return passage
     a, b, judgments = one_topic(a, b, judgments)
     instance = build_instance(metric, a, b, judgments, max_grade=max_grade, gains=gains, pad=pad,
                               residual=residual, limits=limits)
@@ -57,7 +72,7 @@ def difference_range(metric, a: Sequence[str], b: Sequence[str], judgments: Mapp
 def score_range(metric, ranking: Sequence[str], judgments: Mapping[str, int] | None = None, *,
                 max_grade: int | None = None, gains: Mapping[int, float] | None = None, method: str = "auto",
                 solver: str | None = None, time_limit: float | None = None, residual: bool = False,
-                limits: Sequence[RelevanceLimit] = (), **options) -> RangeResult:
+                limits: Sequence[RelevanceLimit] = (), spans=None, **options) -> RangeResult:
     """[min, max] of M(ranking) over every assignment of grades to its unjudged documents (SPEC 7).
 
     It is the difference range of ``ranking`` against an empty ranking, which scores 0 under every
@@ -65,8 +80,13 @@ def score_range(metric, ranking: Sequence[str], judgments: Mapping[str, int] | N
     no relevant document: the collection is the judged documents plus those of ``ranking``.  With
     ``residual`` (RBP), the ranks after the ranking's end are unknown as well: they add between 0
     and their whole weight, so the high end (and its bound) rises by that weight (cwl_eval's
-    residual)."""
+    residual).  MED-U: ``ranking`` a sequence of passages and ``spans`` as for ``med``."""
     started = time.perf_counter()
+    passage = _characters(metric, ranking, (), judgments, spans, gains, method, dict(
+        options, max_grade=max_grade, residual=residual, limits=limits, solver=solver), ranges=True)
+    if passage is not None:
+        passage.kind = "score"
+        return passage
     ranking, _, judgments = one_topic(ranking, None, judgments)
     instance = build_instance(metric, ranking, (), judgments, max_grade=max_grade, gains=gains, limits=limits)
     if residual and not hasattr(instance.metric, "tail_weight"):
@@ -77,6 +97,25 @@ def score_range(metric, ranking: Sequence[str], judgments: Mapping[str, int] | N
         tail = instance.metric.tail_weight(len(instance.full_a))
         result.high, result.high_bound = result.high + tail, result.high_bound + tail
         result.details["residual"] = tail
+    return result
+
+
+def _characters(metric, a, b, judgments, spans, gains, method: str, options: dict, *, ranges: bool):
+    """MED-U (SPEC 8) when ``metric`` is a character-level metric, else None (after checking that
+    ``spans`` is not given to a document metric).  Options of the document methods are refused."""
+    metric = parse_metric(metric)
+    if not getattr(metric, "characters", False):
+        if spans is not None:
+            raise MedoptError(f"spans are for passage metrics (U(L=..), SPEC 8), not {metric}")
+        return None
+    given = sorted(k for k, v in options.items()  # time_limit: the closed form takes milliseconds
+                   if k != "time_limit" and not (v is None or v is False or v == "none" or v == () or v == []))
+    if given:
+        raise MedoptError(f"{metric} takes no {', '.join(given)} (SPEC 8: binary characters; the closed form)")
+    started = time.perf_counter()
+    instance = build_passage_instance(metric, a, b, judgments, spans, gains=gains)
+    result = methods.run_characters(instance, method, ranges=ranges)
+    result.seconds = time.perf_counter() - started
     return result
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from medopt.errors import MedoptError
+from medopt.io.passages import write_passage_run, write_spans
 from medopt.io.trec import write_qrels, write_run
 
 _DOCID_LOW, _DOCID_HIGH = 100_000, 1_000_000  # docids look like "D123456"
@@ -135,3 +136,95 @@ def write_example(
     paths.append(directory / "qrels.txt")
     write_qrels(paths[-1], generate_qrels(runs, seed=seed))
     return paths
+
+
+# ---------------------------------------------------------------------------
+# passage runs (MED-U, SPEC 8)
+
+EXAMPLES = Path(__file__).parent / "examples"
+
+
+def generate_passage_runs(n_runs: int, n_topics: int, n_passages: int, *, seed: int, pool_size: int = 20,
+                          doc_length: int = 4000, similarity: float = 0.6) -> tuple[dict, dict]:
+    """(runs, documents): run name -> topic -> passages ``(docid, offset, length)`` in trailtext order,
+    and topic -> docid -> (length, hot spots), deterministic for ``seed``.
+
+    Each topic has a pool of documents of about ``doc_length`` bytes, each with one to three "hot
+    spots" (where a run likes to cut a passage and where its relevant text lies).  As in
+    :func:`generate_runs`, every run ranks the pool by a latent score plus noise (less noise for
+    larger ``similarity``); it then cuts ``n_passages`` passages of 100 to 1,500 bytes from its best
+    documents, each starting near a hot spot, so runs share documents and overlap in characters."""
+    if n_runs < 1 or n_topics < 1 or n_passages < 1 or pool_size < 1 or doc_length < 200:
+        raise MedoptError("n_runs, n_topics, n_passages, pool_size >= 1 and doc_length >= 200")
+    if not 0.0 <= similarity <= 1.0:
+        raise MedoptError(f"similarity must be in [0, 1], got {similarity}")
+    rng = np.random.default_rng(seed)
+    names = [f"prun{i}" for i in range(n_runs)]
+    runs: dict = {name: {} for name in names}
+    documents: dict = {}
+    sigma = (1.0 - similarity) / 2 * (1 + 2 * np.arange(pool_size) / pool_size)
+    for topic in _topics(n_topics):
+        numbers = rng.choice(_DOCID_HIGH - _DOCID_LOW, size=pool_size, replace=False)
+        pool = [f"P{n + _DOCID_LOW}" for n in numbers.tolist()]
+        lengths = rng.integers(doc_length // 2, doc_length * 3 // 2, size=pool_size)
+        documents[topic] = {doc: (int(size), sorted(int(h) for h in rng.integers(0, size - 100, size=rng.integers(1, 4))))
+                            for doc, size in zip(pool, lengths)}
+        base = -np.log1p(np.arange(pool_size))
+        for name in names:
+            order = np.argsort(-(base + sigma * rng.standard_normal(pool_size)), kind="stable")
+            passages, seen = [], set()
+            for step in range(n_passages * 4):
+                if len(passages) == n_passages:
+                    break
+                doc = pool[int(order[min(step // 2, pool_size - 1)])]
+                size, hot = documents[topic][doc]
+                start = max(0, int(rng.choice(hot)) + int(rng.integers(-200, 200)))
+                length = int(min(rng.integers(100, 1500), size - start))
+                if length >= 1 and (doc, start, length) not in seen:
+                    seen.add((doc, start, length))
+                    passages.append((doc, start, length))
+            runs[name][topic] = passages
+    return runs, documents
+
+
+def generate_passage_judgments(runs: dict, documents: dict, *, seed: int, judged_fraction: float = 0.6,
+                               relevant_fraction: float = 0.5) -> tuple[dict, dict]:
+    """(qrels, spans) for passage runs: each retrieved document is judged with probability
+    ``judged_fraction``; a judged document is relevant with probability ``relevant_fraction``, its
+    relevant spans then 50 to 600 bytes around its hot spots (grade 1), else grade 0 and no span."""
+    rng = np.random.default_rng(seed)
+    qrels: dict = {}
+    spans: dict = {}
+    for topic in sorted(documents, key=lambda t: (len(t), t)):
+        retrieved = sorted({doc for run in runs.values() for doc, _, _ in run.get(topic, ())})
+        qrels[topic], spans[topic] = {}, {}
+        for doc in retrieved:
+            if rng.random() >= judged_fraction:
+                continue
+            relevant = rng.random() < relevant_fraction
+            qrels[topic][doc] = int(relevant)
+            if relevant:
+                size, hot = documents[topic][doc]
+                spans[topic][doc] = [(int(h), int(min(rng.integers(50, 600), size - h))) for h in hot]
+    return qrels, spans
+
+
+def write_passage_example(directory: str | os.PathLike, *, seed: int = 0, n_topics: int = 3,
+                          n_passages: int = 12) -> dict[str, Path]:
+    """Write two passage runs, their qrels and spans into ``directory``: {run_a, run_b, qrels, spans}."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    runs, documents = generate_passage_runs(2, n_topics, n_passages, seed=seed)
+    qrels, spans = generate_passage_judgments(runs, documents, seed=seed)
+    paths = passage_example_paths(directory)
+    for key, name in zip(("run_a", "run_b"), sorted(runs)):
+        write_passage_run(paths[key], runs[name], name)
+    write_qrels(paths["qrels"], qrels)
+    write_spans(paths["spans"], spans)
+    return paths
+
+
+def passage_example_paths(directory: str | os.PathLike | None = None) -> dict[str, Path]:
+    """The passage example's files (default: the one shipped in medopt/examples/, seed 0)."""
+    directory = EXAMPLES if directory is None else Path(directory)
+    return {key: directory / f"passages.{key}.txt" for key in ("run_a", "run_b", "qrels", "spans")}

@@ -166,6 +166,9 @@ def build_instance(metric, a, b, judgments=None, *, max_grade=None, gains=None, 
                    residual: bool = False, limits: Sequence[RelevanceLimit] = ()) -> Instance:
     """Validate user input and build the Instance every MED method works on."""
     metric = parse_metric(metric)
+    if getattr(metric, "characters", False):  # U: its instance is passages.PassageInstance (SPEC 8)
+        raise MedoptError(f"{metric} scores trailtexts of passages, not rankings of documents: give passages "
+                          "(docid, offset, length) and spans= to medopt.med / difference_range / score_range")
     full_a, full_b = _ranking("a", a), _ranking("b", b)
     judged = _judgments(judgments)
     if max_grade is None:

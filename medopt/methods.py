@@ -20,12 +20,14 @@ from .errors import MedoptError
 from .exact.enumeration import DEFAULT_MAX_ASSIGNMENTS, enumerate_med, enumerate_range
 from .heuristics.alg1 import alg1
 from .heuristics.closed_form import closed_form, closed_form_range
+from .heuristics.closed_form_u import closed_form_u, closed_form_u_range
 from .heuristics.greedy import greedy
 from .heuristics.greedy_pairs import greedy_pairs
 from .heuristics.ndcg_profiles import ndcg_profiles, ndcg_profiles_range, too_large
 from .heuristics.tabu import tabu
 from .heuristics.tc_err import tc_err
 from .instance import Instance
+from .passages import PassageInstance
 from .metrics import Metric
 from .result import MedResult, RangeResult
 
@@ -176,3 +178,21 @@ def run(method: Method, instance: Instance, options: dict, *, chosen_by_auto: bo
         accepted = ", ".join(method.options) or "no options"
         raise MedoptError(f"method {method.name!r} does not take {', '.join(unknown)} (it takes {accepted})")
     return (method.ranges if ranges else method.run)(instance, **{k: v for k, v in given.items() if k in method.options})
+
+
+# ---------------------------------------------------------------------------
+# character-level metrics (U, SPEC 8): their instances are trailtexts of characters, not rankings of
+# documents, so they have their own, small registry: name -> (MED, range).  The closed form is exact
+# on every instance (heuristics/closed_form_u.py), so ``auto`` is it.
+
+CHARACTER_METHODS: dict[str, tuple[Callable, Callable]] = {"closed-form": (closed_form_u, closed_form_u_range)}
+
+
+def run_characters(instance: PassageInstance, method: str, *, ranges: bool = False) -> MedResult | RangeResult:
+    """MED (or with ``ranges`` both ends of the difference range) of a MED-U instance by ``method``."""
+    name = "closed-form" if method == "auto" else method
+    if name not in CHARACTER_METHODS:
+        raise MedoptError(f"method {method!r} does not compute {instance.metric}; it takes: auto, "
+                          f"{', '.join(CHARACTER_METHODS)}")
+    single, both = CHARACTER_METHODS[name]
+    return both(instance) if ranges else single(instance)

@@ -54,7 +54,7 @@ def certify(instance: Instance, assignment: dict, direction: str, *, upper_bound
     """Re-score ``assignment`` and decide, per SPEC 5, whether the result is certified."""
     if status not in STATUSES:
         raise ValueError(f"unknown status {status!r}")
-    full = {doc: int(assignment.get(doc, 0)) for doc in instance.unjudged}
+    full = complete(instance, assignment)
     value = instance.difference(full, direction)
     if value < 0:  # the other list is ahead under this assignment: report it that way round
         direction = "b" if direction == "a" else "a"
@@ -86,6 +86,14 @@ def certify(instance: Instance, assignment: dict, direction: str, *, upper_bound
         score_b=score_b,
         details=details,
     )
+
+
+def complete(instance, assignment: dict) -> dict:
+    """The assignment over every unknown of the instance: a grade per unjudged document (absent: 0);
+    an instance with units of its own (MED-U's characters, passages.py) completes it itself."""
+    if hasattr(instance, "complete"):
+        return instance.complete(assignment)
+    return {doc: int(assignment.get(doc, 0)) for doc in instance.unjudged}
 
 
 @dataclass(frozen=True)
@@ -162,7 +170,7 @@ def certify_end(instance: Instance, end: End, direction: str) -> tuple[float, di
     certified: (value, assignment, certified, notes)."""
     if end.status not in STATUSES:
         raise ValueError(f"unknown status {end.status!r}")
-    full = {doc: int(end.assignment.get(doc, 0)) for doc in instance.unjudged}
+    full = complete(instance, end.assignment)
     value = instance.difference(full, direction)
     notes = {}
     if end.claimed is not None and abs(end.claimed - value) > TOLERANCE:

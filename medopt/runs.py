@@ -19,9 +19,10 @@ from .batch.runset import columns_from_rankings, load_runset, read_run_columns
 from .batch.engines import read_runs
 from .errors import MedoptError, MedoptWarning
 from .io.frames import as_qrels, as_run, qrels_source
+from .io.passages import PassageRun, check_spans, read_passage_judgments, read_passage_run, read_spans
 from .io.reports import latex_text, trec_eval_text
 from .io.results import FORMATS, format_rows, mean, rows_frame, write_parquet, write_rows
-from .io.trec import judged_topics, pair_topics, run_names, sort_topics, write_atomic
+from .io.trec import Run, judged_topics, pair_topics, run_names, sort_topics, write_atomic
 from .result import verdict
 from .store import COLUMNS as MATRIX_COLUMNS, RANGE_COLUMNS as MATRIX_RANGE_COLUMNS
 
@@ -46,19 +47,55 @@ def _some(topics) -> str:
     return " ".join(topics[:5]) + (" ..." if len(topics) > 5 else "")
 
 
+def _passage_run(value, what: str, honour_rank: bool) -> Run:
+    """A passage run (an 8-column file, a PassageRun, or topic -> passages) as a Run whose rankings
+    hold passages (docid, offset, length) in trailtext order."""
+    if isinstance(value, (str, os.PathLike)):
+        value = read_passage_run(value, honour_rank=honour_rank)
+    if isinstance(value, PassageRun):
+        return Run(value.name, value.path, value.passages)
+    if isinstance(value, Mapping):
+        return Run(what, what, {str(topic): tuple(passages) for topic, passages in value.items()})
+    raise MedoptError(f"{what}: a passage run file, a PassageRun or a dict topic -> passages, "
+                      f"got {type(value).__name__}")
+
+
+def _passage_inputs(run_a, run_b, qrels, spans, parsed, honour_rank: bool):
+    """MED-U's inputs (SPEC 8): the two passage runs, the qrels and the spans (topic -> docid -> spans);
+    every metric must be a character-level one."""
+    documents = [str(m) for m in parsed if not getattr(m, "characters", False)]
+    if documents:
+        raise MedoptError(f"--spans and passage runs go with passage metrics (U(L=..)), not {', '.join(documents)}")
+    first, second = _passage_run(run_a, "run_a", honour_rank), _passage_run(run_b, "run_b", honour_rank)
+    if isinstance(qrels, (str, os.PathLike, type(None))) and isinstance(spans, (str, os.PathLike)):
+        judgments, topic_spans = read_passage_judgments(qrels, spans)
+    else:
+        judgments = as_qrels(qrels)
+        topic_spans = read_spans(spans) if isinstance(spans, (str, os.PathLike)) else dict(spans or {})
+        check_spans(topic_spans, judgments, str(spans) if isinstance(spans, (str, os.PathLike)) else "spans",
+                    qrels_source(qrels))
+    return first, second, judgments, topic_spans
+
+
 def compare_rows(run_a, run_b, qrels=None, metrics=None, *, method: str = "auto", solver=None, time_limit=None,
                  max_grade=None, pad: str = "none", residual: bool = False, strategy: str | None = None,
                  limits=(), honour_rank: bool = False, judged_only: bool = False, ranges: bool = False,
-                 names=None, progress: bool = False, warn=_warn, sides=("run_a", "run_b")) -> tuple[list, tuple]:
+                 names=None, progress: bool = False, warn=_warn, sides=("run_a", "run_b"),
+                 spans=None) -> tuple[list, tuple]:
     """The rows of ``medopt compare`` and their columns: one row per common topic and metric, then one
     mean row per metric (topic ``all``); with ``ranges``, the difference ranges too (SPEC 7).
-    ``sides`` names the two runs in warnings (the command says RUN_A and RUN_B)."""
+    ``sides`` names the two runs in warnings (the command says RUN_A and RUN_B).  With ``spans`` or a
+    passage metric (U), the runs are passage runs and MED-U is computed (SPEC 8)."""
     from tqdm import tqdm
 
-    parsed = unique_metrics(_metric_list(metrics), warn)
-    first = as_run(run_a, "run_a", honour_rank=honour_rank)
-    second = as_run(run_b, "run_b", honour_rank=honour_rank)
-    judgments = as_qrels(qrels)
+    parsed = unique_metrics(_metric_list(metrics), warn, passages=True)
+    passages = spans is not None or any(getattr(m, "characters", False) for m in parsed)
+    if passages:
+        first, second, judgments, topic_spans = _passage_inputs(run_a, run_b, qrels, spans, parsed, honour_rank)
+    else:
+        first = as_run(run_a, "run_a", honour_rank=honour_rank)
+        second = as_run(run_b, "run_b", honour_rank=honour_rank)
+        judgments = as_qrels(qrels)
     name_a, name_b = names if names is not None else run_names(first, second)
     topics = pair_topics(first, second)
     if not topics.common:
@@ -75,6 +112,8 @@ def compare_rows(run_a, run_b, qrels=None, metrics=None, *, method: str = "auto"
     options = {"strategy": strategy} if strategy not in (None, "auto") else {}
     work = [(t, m) for t in common for m in parsed]
     for topic, metric in tqdm(work, disable=not progress, unit="med", desc="compare"):
+        if passages:
+            options["spans"] = topic_spans.get(topic, {})
         try:
             result = ask(metric, first.rankings[topic], second.rankings[topic], judgments.get(topic, {}),
                          max_grade=max_grade, method=method, solver=solver, time_limit=time_limit, pad=pad,
@@ -111,7 +150,7 @@ def compare_rows(run_a, run_b, qrels=None, metrics=None, *, method: str = "auto"
 
 def compare(run_a, run_b, qrels=None, metrics=None, *, method: str = "auto", ranges: bool = False, solver=None,
             time_limit=None, max_grade=None, pad: str = "none", residual: bool = False, strategy=None, limits=(),
-            honour_rank: bool = False, judged_only: bool = False, names=None, progress: bool = False):
+            honour_rank: bool = False, judged_only: bool = False, names=None, progress: bool = False, spans=None):
     """MED between two runs for every topic they share and every metric, as a pandas DataFrame: the rows
     and columns of ``medopt compare`` (``run_a, run_b, topic, metric, med, direction, certified,
     upper_bound, method, seconds``), a mean row per metric (topic ``all``), and with ``ranges`` the
@@ -120,11 +159,14 @@ def compare(run_a, run_b, qrels=None, metrics=None, *, method: str = "auto", ran
     Runs and qrels in any accepted form (TREC file, DataFrame, dict, ir_measures namedtuples, ranx
     objects); ``names=(a, b)`` names the runs (default: run ids, ranx names, else run_a and run_b).
     Keywords as for :func:`medopt.med`; ``time_limit`` per MED (default: none).  What the command
-    would print as a warning is a :class:`medopt.errors.MedoptWarning`."""
+    would print as a warning is a :class:`medopt.errors.MedoptWarning`.
+
+    MED-U (SPEC 8): passage runs (8-column files, or dicts topic -> [(docid, offset, length)]), the
+    qrels, ``spans`` (a spans file or topic -> docid -> [(offset, length)]) and ``U(L=..)`` metrics."""
     rows, columns = compare_rows(run_a, run_b, qrels, metrics, method=method, solver=solver, time_limit=time_limit,
                                  max_grade=max_grade, pad=pad, residual=residual, strategy=strategy, limits=limits,
                                  honour_rank=honour_rank, judged_only=judged_only, ranges=ranges, names=names,
-                                 progress=progress)
+                                 progress=progress, spans=spans)
     return rows_frame(rows, columns)
 
 

@@ -13,3 +13,9 @@ rm -f out/example.sqlite out/example.sqlite-wal out/example.sqlite-shm  # a fres
     --store out/example.sqlite -o out/example.csv --heatmap out/example-heatmap.png
 echo "wrote out/example.csv and out/example-heatmap.png"
 head -n 4 out/example.csv | cut -c1-150
+
+# MED-U (SPEC 8) on the shipped passage example: two 8-column passage runs, qrels and relevant spans
+P=medopt/examples/passages
+.venv/bin/medopt compare $P.run_a.txt $P.run_b.txt --qrels $P.qrels.txt --spans $P.spans.txt \
+    -m 'U(L=12000)' --range -o out/example-med-u.csv
+echo "wrote out/example-med-u.csv"

@@ -164,11 +164,15 @@ def _warn(message: str) -> None:
     warnings.warn(message, MedoptWarning, stacklevel=3)
 
 
-def unique_metrics(texts, warn=_warn) -> list:
-    """Parsed metrics, each once: a metric given twice (``P@10`` and ``P.10``) is computed once, with a warning."""
+def unique_metrics(texts, warn=_warn, *, passages: bool = False) -> list:
+    """Parsed metrics, each once: a metric given twice (``P@10`` and ``P.10``) is computed once, with a warning.
+    A character-level metric (U, SPEC 8) is refused unless ``passages`` (only compare reads passage runs)."""
     metrics, given = {}, {}
     for text in texts:
         metric = parse_metric(text)
+        if getattr(metric, "characters", False) and not passages:
+            raise MedoptError(f"{metric} scores passage runs: medopt compare RUN_A RUN_B --qrels QRELS --spans SPANS "
+                              f"-m '{metric}' (or medopt.compare(..., spans=...)) computes it")
         if str(metric) in metrics:
             warn(f"metric {text!r} is {metric}, given already as {given[str(metric)]!r}: computed once")
             continue

@@ -17,6 +17,9 @@ from .common import judged_only_option, main, method_options, metric_option, par
 @click.argument("run_a", type=click.Path(dir_okay=False))
 @click.argument("run_b", type=click.Path(dir_okay=False))
 @click.option("--qrels", type=click.Path(dir_okay=False), default=None, help="TREC qrels; none: nothing judged.")
+@click.option("--spans", type=click.Path(dir_okay=False), default=None,
+              help="Relevant spans of the judged documents ('topic docid offset length'): the runs are then "
+                   "passage runs (8 columns: ... runid offset length) and the metric U(L=..) (MED-U, SPEC 8).")
 @metric_option
 @method_options
 @click.option("--format", "fmt", type=click.Choice(OUTPUT_FORMATS), default="csv", show_default=True,
@@ -30,13 +33,13 @@ from .common import judged_only_option, main, method_options, metric_option, par
                    "and in the 'all' row the mean difference range with its verdict: decided (it excludes 0) or "
                    "can flip.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when stderr is a terminal).")
-def compare(run_a, run_b, qrels, metrics, method, solver, time_limit, max_grade, pad, residual, strategy, at_most,
+def compare(run_a, run_b, qrels, spans, metrics, method, solver, time_limit, max_grade, pad, residual, strategy, at_most,
             at_least, fmt, output, honour_rank, judged_only, ranges, progress):
     """MED between RUN_A and RUN_B for every common topic and metric, then the mean (topic 'all').
 
     With --range, each topic's difference range too, and the mean difference range: the comparison
     is decided when no completion of the judgments can change which run is better on average."""
-    parsed = unique_metrics(metrics, warn)
+    parsed = unique_metrics(metrics, warn, passages=True)
     limits = parse_limits(at_most, at_least)
     if fmt == "parquet" and not output:
         raise click.UsageError("--format parquet writes a file: give -o FILE")
@@ -46,7 +49,7 @@ def compare(run_a, run_b, qrels, metrics, method, solver, time_limit, max_grade,
         run_a, run_b, qrels, parsed, method=method, solver=solver, time_limit=time_limit, max_grade=max_grade,
         pad=pad, residual=residual, strategy=strategy, limits=limits, honour_rank=honour_rank,
         judged_only=judged_only, ranges=ranges, progress=sys.stderr.isatty() if progress is None else progress,
-        warn=warn, sides=("RUN_A", "RUN_B"))
+        warn=warn, sides=("RUN_A", "RUN_B"), spans=spans)
     if output:
         write_output(rows, columns, fmt, output)
     else:

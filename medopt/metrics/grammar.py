@@ -14,6 +14,7 @@ import re
 
 from ..errors import MetricSyntaxError
 from .base import REGISTRY, Metric
+from .u import CHARACTER_REGISTRY
 
 _GRAMMAR = re.compile(
     r"^(?P<name>[A-Za-z][A-Za-z0-9_]*)"
@@ -33,8 +34,9 @@ def trec_eval_names() -> dict[str, tuple[str, bool]]:
 
 
 def find_family(name: str):
-    """The family named ``name`` or one of its aliases (exact spelling first, then any case)."""
-    names = {n: f for f in REGISTRY.values() for n in (f.family, *f.aliases)}
+    """The family named ``name`` or one of its aliases (exact spelling first, then any case); the
+    character-level families (U, metrics/u.py) are found too."""
+    names = {n: f for f in (*REGISTRY.values(), *CHARACTER_REGISTRY.values()) for n in (f.family, *f.aliases)}
     return names.get(name) or {k.lower(): v for k, v in names.items()}.get(name.lower())
 
 
