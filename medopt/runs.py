@@ -168,23 +168,32 @@ def _records(rows):
     return list(rows)
 
 
+def _med_rows(rows) -> list:
+    """The MED rows: the trec_eval and LaTeX reports hold MEDs, not a companion's (RBO) rows."""
+    rows = [r for r in rows if r.get("method") != COMPANION_METHOD]
+    if not rows:
+        raise MedoptError("the trec_eval and latex formats report MED: give a MED metric besides RBO, "
+                          "or choose csv, tsv, jsonl or parquet")
+    return rows
+
+
 def to_trec_eval(rows) -> str:
     """``trec_eval -q`` text of one pair's rows (``MED_<metric>`` measures; with ranges ``MEDlow_`` and
     ``MEDhigh_`` too): see :mod:`medopt.io.reports`."""
-    return trec_eval_text(_records(rows))
+    return trec_eval_text(_med_rows(_records(rows)))
 
 
 def to_latex(rows, *, digits: int = 4, caption: str | None = None, label: str = "tab:med") -> str:
     """A booktabs table (ranx's style) of the mean MED, and the mean difference range, per pair and metric."""
-    return latex_text(_records(rows), digits=digits, caption=caption, label=label)
+    return latex_text(_med_rows(_records(rows)), digits=digits, caption=caption, label=label)
 
 
 def format_output(rows, columns, fmt: str) -> str:
     """Rows as text: csv, tsv, jsonl, trec_eval or latex."""
     if fmt == "trec_eval":
-        return trec_eval_text(rows)
+        return trec_eval_text(_med_rows(rows))
     if fmt == "latex":
-        return latex_text(rows)
+        return latex_text(_med_rows(rows))
     if fmt == "parquet":
         raise MedoptError("parquet is binary: give an output file (-o out.parquet)")
     return format_rows(rows, columns, fmt)

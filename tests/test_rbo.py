@@ -301,3 +301,10 @@ def test_fig3_plots_are_written(tmp_path):
         assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     bad = CliRunner().invoke(main, ["plot", "--kind", "rbo", runs[0], "-o", str(tmp_path / "x.png")])
     assert bad.exit_code != 0
+
+
+def test_reports_of_med_leave_the_companion_out():
+    frame = medopt.compare(str(RUNS[0]), str(RUNS[1]), str(QRELS), ["P@5", "RBO(p=0.9)"])
+    assert "RBO" not in medopt.to_trec_eval(frame) and "RBO" not in medopt.to_latex(frame)
+    result = CliRunner().invoke(main, ["compare", str(RUNS[0]), str(RUNS[1]), "-m", "RBO", "--format", "trec_eval"])
+    assert result.exit_code != 0 and "MED metric besides RBO" in result.output
