@@ -7,8 +7,9 @@ topics the pair shares, as in the paper (whose Fig. 2 counts its points in pairs
   every panel larger differences lie to the upper right, so RBO, a similarity, is drawn as the
   distance 1 - RBO_ext; the residual of each mean is shown in the title (at a run's depth it is
   negligible: 0.9^100 is 3e-5).
-* :func:`plot_depths` -- mean MED-nDCG@5 and MED-nDCG@100 of each pair (two panels) against
-  MED-nDCG@20, the paper's Fig. 3(e) and 3(f).
+* :func:`plot_depths` -- mean MED-SDCG@5 and MED-SDCG@100 of each pair (two panels) against
+  MED-SDCG@20, the paper's Fig. 3(e) and 3(f): the paper's "nDCG" is SDCG, DCG@k over the
+  DCG@k of k top-grade documents (SPEC 3), so SDCG is the default (``metric`` chooses another).
 
 Drawn with matplotlib through :mod:`medopt.plots` (its saving and output checks); Kendall's tau
 from scipy.
@@ -76,17 +77,16 @@ def med_label(metric: str) -> str:
     return str(parse_metric(metric))
 
 
-def depth_points(runs, qrels=None, metric: str = "nDCG", depths=(5, 20, 100), *, jobs: int | None = 1) -> dict:
-    """Per depth k of ``depths``: {pair: mean MED-``metric``@k}."""
-    base = parse_metric(metric)
-    if base.cutoff is not None:
+def depth_points(runs, qrels=None, metric: str = "SDCG", depths=(5, 20, 100), *, jobs: int | None = 1) -> dict:
+    """Per depth k of ``depths``: {pair: mean MED-``metric``@k} (``metric`` without a cutoff)."""
+    if "@" in metric:
         raise MedoptError(f"{metric!r}: give the metric without a cutoff; --depths sets them")
     names = {k: str(parse_metric(f"{metric}@{k}")) for k in depths}
     rows, _ = matrix_rows(runs, qrels, list(names.values()), jobs=jobs)
     return {k: _pair_means(rows, name, "value") for k, name in names.items()}
 
 
-def plot_depths(runs, qrels, outputs, *, metric: str = "nDCG", depths=(5, 20, 100), reference: int = 20,
+def plot_depths(runs, qrels, outputs, *, metric: str = "SDCG", depths=(5, 20, 100), reference: int = 20,
                 jobs: int | None = 1) -> None:
     """Tan & Clarke's Fig. 3(e, f): mean MED-``metric``@k of each pair (y) against MED-``metric``@``reference``
     (x), one panel per other depth k."""

@@ -268,7 +268,7 @@ def matrix_rows(runs, qrels=None, metrics=None, *, ranges: bool = False, jobs: i
     kept = set(kept)
     chosen = np.array([t in kept for t in runset.topics], dtype=bool) if judged_only else None
     rows = collect_rows(runset, parsed, settings, engine=engine, jobs=jobs, topics=chosen) if parsed else []
-    rows += companion_store_rows(runset, companions, topics=chosen)
+    rows += companion_store_rows(runset, companions, topics=chosen)[0]
     run_order = {name: i for i, name in enumerate(runset.names)}
     topic_order = {topic: i for i, topic in enumerate(sort_topics(runset.topics))}
     metric_order = {str(m): i for i, m in enumerate(parsed + companions)}

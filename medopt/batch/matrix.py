@@ -265,10 +265,11 @@ def run_matrix(runs, metrics, *, qrels=None, store="medopt-matrix.sqlite", setti
                                                                      cluster_options=cluster_options),
                          progress, done)
             if companions:
-                extra = companion_rows(runset, companions, results, chosen)
+                extra, held = companion_rows(runset, companions, results, chosen)
                 results.insert(extra)
                 done[0] += len(extra)
                 plan.rows += len(extra)
+                plan.stored += held
     except BaseException as error:
         if created and store.exists() and not _holds_rows(store):
             _remove_store(store)  # a job that stored nothing leaves nothing behind

@@ -23,7 +23,7 @@ FROM_RUNS = ("judged-fraction", "bounds", "rbo", "depths")
                    "qrels against the actual difference under all of them; bounds: runs ranked by their trec_eval "
                    "score, with the range of their mean score; rbo: Tan & Clarke's Fig. 3(a), mean MED (-m, default "
                    "RBP(p=0.9)) of each pair against 1 - its mean RBO (-m RBO(p=...), default RBO(p=0.9)); depths: "
-                   "their Fig. 3(e, f), mean MED-M@k against MED-M@20 for each k of --depths (-m M, default nDCG) "
+                   "their Fig. 3(e, f), mean MED-M@k against MED-M@20 for each k of --depths (-m M without @k, default SDCG: the paper's nDCG) "
                    "(these four computed from RUNS, --qrels, -m).")
 @click.option("--store", type=click.Path(dir_okay=False), default="medopt-matrix.sqlite", show_default=True)
 @click.option("-m", "--metric", "metrics", multiple=True, help="Metric(s) to draw (default: those in the store).")
@@ -80,7 +80,7 @@ def plot_command(runs, kind, store, metrics, pair, qrels, fractions, depths, see
             cutoffs = []
         if not cutoffs or min(cutoffs) < 1:
             raise MedoptError(f"--depths {depths!r}: expected cutoffs like 5,20,100")
-        rbo_plots.plot_depths(list(runs), qrels, list(outputs), metric=(metrics or ("nDCG",))[0], depths=cutoffs,
+        rbo_plots.plot_depths(list(runs), qrels, list(outputs), metric=(metrics or ("SDCG",))[0], depths=cutoffs,
                               jobs=jobs or 1)
     else:
         if runs:
