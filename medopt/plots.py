@@ -66,9 +66,11 @@ def _save(figure, outputs) -> None:
 
 
 def load_values(store) -> list[tuple]:
-    """(run_a, run_b, topic, metric, value) of every row of a matrix store."""
+    """(run_a, run_b, topic, metric, value) of every MED row of a matrix store (a companion's rows, RBO,
+    have no MED value: :mod:`medopt.rbo_plots` draws them)."""
     with open_existing(store) as results:
-        return [(r["run_a"], r["run_b"], r["topic"], r["metric"], r["value"]) for r in results.rows()]
+        return [(r["run_a"], r["run_b"], r["topic"], r["metric"], r["value"]) for r in results.rows()
+                if r["value"] is not None]
 
 
 def _chosen_metrics(rows, metrics) -> list[str]:

@@ -8,15 +8,17 @@ ir_measures namedtuples, ranx objects); a file path is read as the command reads
 from __future__ import annotations
 
 import os
+import time
 import warnings
 from collections.abc import Mapping
 
 import numpy as np
 
 from . import api
-from .batch import Settings, collect_rows, unique_metrics
+from .batch import Settings, collect_rows, unique_measures
 from .batch.runset import columns_from_rankings, load_runset, read_run_columns
 from .batch.engines import read_runs
+from .companions import COMPANION_METHOD, RBO_COLUMNS
 from .errors import MedoptError, MedoptWarning
 from .io.frames import as_qrels, as_run, qrels_source
 from .io.passages import PassageRun, check_spans, read_passage_judgments, read_passage_run, read_spans
@@ -24,7 +26,8 @@ from .io.reports import latex_text, trec_eval_text
 from .io.results import FORMATS, format_rows, mean, rows_frame, write_parquet, write_rows
 from .io.trec import Run, judged_topics, pair_topics, run_names, sort_topics, write_atomic
 from .result import verdict
-from .store import COLUMNS as MATRIX_COLUMNS, RANGE_COLUMNS as MATRIX_RANGE_COLUMNS
+from .batch.tasks import companion_rows as companion_store_rows
+from .store import COLUMNS as MATRIX_COLUMNS, COMPANION_COLUMNS, RANGE_COLUMNS as MATRIX_RANGE_COLUMNS
 
 COMPARE_COLUMNS = ("run_a", "run_b", "topic", "metric", "med", "direction", "certified", "upper_bound",
                    "method", "seconds")
@@ -88,7 +91,7 @@ def compare_rows(run_a, run_b, qrels=None, metrics=None, *, method: str = "auto"
     passage metric (U), the runs are passage runs and MED-U is computed (SPEC 8)."""
     from tqdm import tqdm
 
-    parsed = unique_metrics(_metric_list(metrics), warn, passages=True)
+    parsed, companions = unique_measures(_metric_list(metrics), warn, passages=True)
     passages = spans is not None or any(getattr(m, "characters", False) for m in parsed)
     if passages:
         first, second, judgments, topic_spans = _passage_inputs(run_a, run_b, qrels, spans, parsed, honour_rank)
@@ -145,7 +148,32 @@ def compare_rows(run_a, run_b, qrels=None, metrics=None, *, method: str = "auto"
             row.update(low=low, high=high, low_certified=all(r["low_certified"] for r in metric_rows),
                        high_certified=all(r["high_certified"] for r in metric_rows), verdict=verdict(low, high))
         rows.append(row)
-    return rows, COMPARE_COLUMNS + (RANGE_COLUMNS if ranges else ())
+    rows.extend(companion_rows(companions, first.rankings, second.rankings, common, name_a, name_b))
+    return rows, COMPARE_COLUMNS + (RANGE_COLUMNS if ranges else ()) + (RBO_COLUMNS if companions else ())
+
+
+def companion_rows(companions, rankings_a, rankings_b, topics, name_a: str, name_b: str) -> list[dict]:
+    """The rows of the companion measures (SPEC 9: RBO beside MED): per topic and companion, its
+    ``rbo_min, rbo_residual, rbo_ext`` and no MED (``med`` empty, method ``rbo``), then the means (topic
+    ``all``)."""
+    rows = []
+    for companion in companions:
+        values = []
+        for topic in topics:
+            started = time.perf_counter()
+            value = companion.evaluate(rankings_a[topic], rankings_b[topic])
+            values.append(value)
+            rows.append(_companion_row(name_a, name_b, topic, companion, value, time.perf_counter() - started))
+        means = [mean(v[i] for v in values) for i in range(len(RBO_COLUMNS))]
+        rows.append(_companion_row(name_a, name_b, "all", companion, means,
+                                   sum(r["seconds"] for r in rows[-len(values):]) if values else 0.0))
+    return rows
+
+
+def _companion_row(name_a, name_b, topic, companion, value, seconds) -> dict:
+    return {"run_a": name_a, "run_b": name_b, "topic": topic, "metric": str(companion), "med": None,
+            "direction": "", "certified": None, "upper_bound": None, "method": COMPANION_METHOD, "seconds": seconds,
+            **dict(zip(RBO_COLUMNS, value))}
 
 
 def compare(run_a, run_b, qrels=None, metrics=None, *, method: str = "auto", ranges: bool = False, solver=None,
@@ -182,23 +210,32 @@ def _records(rows):
     return list(rows)
 
 
+def _med_rows(rows) -> list:
+    """The MED rows: the trec_eval and LaTeX reports hold MEDs, not a companion's (RBO) rows."""
+    rows = [r for r in rows if r.get("method") != COMPANION_METHOD]
+    if not rows:
+        raise MedoptError("the trec_eval and latex formats report MED: give a MED metric besides RBO, "
+                          "or choose csv, tsv, jsonl or parquet")
+    return rows
+
+
 def to_trec_eval(rows) -> str:
     """``trec_eval -q`` text of one pair's rows (``MED_<metric>`` measures; with ranges ``MEDlow_`` and
     ``MEDhigh_`` too): see :mod:`medopt.io.reports`."""
-    return trec_eval_text(_records(rows))
+    return trec_eval_text(_med_rows(_records(rows)))
 
 
 def to_latex(rows, *, digits: int = 4, caption: str | None = None, label: str = "tab:med") -> str:
     """A booktabs table (ranx's style) of the mean MED, and the mean difference range, per pair and metric."""
-    return latex_text(_records(rows), digits=digits, caption=caption, label=label)
+    return latex_text(_med_rows(_records(rows)), digits=digits, caption=caption, label=label)
 
 
 def format_output(rows, columns, fmt: str) -> str:
     """Rows as text: csv, tsv, jsonl, trec_eval or latex."""
     if fmt == "trec_eval":
-        return trec_eval_text(rows)
+        return trec_eval_text(_med_rows(rows))
     if fmt == "latex":
-        return latex_text(rows)
+        return latex_text(_med_rows(rows))
     if fmt == "parquet":
         raise MedoptError("parquet is binary: give an output file (-o out.parquet)")
     return format_rows(rows, columns, fmt)
@@ -247,7 +284,7 @@ def matrix_rows(runs, qrels=None, metrics=None, *, ranges: bool = False, jobs: i
                 judged_only: bool = False, fast_path: bool = True, warn=_warn) -> tuple[list, tuple]:
     """The rows of a matrix job (columns of the results store), computed without a store."""
     jobs = jobs or os.cpu_count() or 1
-    parsed = unique_metrics(_metric_list(metrics), warn)
+    parsed, companions = unique_measures(_metric_list(metrics), warn)
     settings = Settings(method=method, solver=solver, time_limit=time_limit, max_grade=max_grade, pad=pad,
                         residual=residual, limits=tuple(limits), strategy=None if strategy == "auto" else strategy,
                         fast=fast_path, ranges=ranges)
@@ -272,12 +309,14 @@ def matrix_rows(runs, qrels=None, metrics=None, *, ranges: bool = False, jobs: i
         warn(note)
     kept = set(kept)
     chosen = np.array([t in kept for t in runset.topics], dtype=bool) if judged_only else None
-    rows = collect_rows(runset, parsed, settings, engine=engine, jobs=jobs, topics=chosen)
+    rows = collect_rows(runset, parsed, settings, engine=engine, jobs=jobs, topics=chosen) if parsed else []
+    rows += companion_store_rows(runset, companions, topics=chosen)[0]
     run_order = {name: i for i, name in enumerate(runset.names)}
     topic_order = {topic: i for i, topic in enumerate(sort_topics(runset.topics))}
-    metric_order = {str(m): i for i, m in enumerate(parsed)}
+    metric_order = {str(m): i for i, m in enumerate(parsed + companions)}
     rows.sort(key=lambda r: (run_order[r[0]], run_order[r[1]], topic_order[r[2]], metric_order[r[3]]))
-    names = MATRIX_COLUMNS if ranges else tuple(c for c in MATRIX_COLUMNS if c not in MATRIX_RANGE_COLUMNS)
+    names = tuple(c for c in MATRIX_COLUMNS if (ranges or c not in MATRIX_RANGE_COLUMNS)
+                  and (companions or c not in COMPANION_COLUMNS))
     return [dict(zip(MATRIX_COLUMNS, row)) for row in rows], names
 
 
@@ -289,7 +328,8 @@ def matrix(runs, qrels=None, metrics=None, *, ranges: bool = False, jobs: int | 
     DataFrame with the columns of a ``medopt matrix`` results store (``run_a, run_b, topic, metric, method,
     solver, value, direction, certified, upper_bound, status, seconds, assignment, time_limit``; with
     ``ranges`` also ``low, high, low_bound, high_bound, low_certified, high_certified, low_assignment,
-    high_assignment``).  ``runs``: a dict name -> run in any accepted form, or a list of runs (TREC files
+    high_assignment``; with a companion ``-m RBO(p=0.9)`` also ``rbo_min, rbo_residual, rbo_ext``, in rows of
+    its own, method ``rbo``, no MED).  ``runs``: a dict name -> run in any accepted form, or a list of runs (TREC files
     are read as the command reads them).  ``jobs`` workers (default: every core; 1: this process);
     ``engine`` local or dask.  No store is written: rows are computed, sorted and returned."""
     rows, columns = matrix_rows(runs, qrels, metrics, ranges=ranges, jobs=jobs, engine=engine, method=method,

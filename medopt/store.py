@@ -14,6 +14,9 @@ method that takes none); ``solver`` the solver that computed it.  A store made w
 ``--range`` also holds both ends of each difference range (RANGE_COLUMNS: ``low``, ``high``,
 their proven bounds, certificates and assignments, the same JSON as ``assignment``); the MED
 columns are then MED = max(high, -low), certified when both ends are.
+A companion measure asked for with ``-m 'RBO(p=0.9)'`` (SPEC 9) has rows of its own: method ``rbo``,
+status ``companion``, no MED (``value`` and ``certified`` NULL) and its values in COMPANION_COLUMNS
+(``rbo_min``, ``rbo_residual``, ``rbo_ext``).
 
 A store is marked as medopt's (``PRAGMA application_id``); a file that is neither a
 medopt store (or one written before the mark, recognised by its tables) nor an empty
@@ -38,8 +41,9 @@ from .io.trec import write_atomic
 COLUMNS = ("run_a", "run_b", "topic", "metric", "method", "solver", "value", "direction", "certified",
            "upper_bound", "status", "seconds", "assignment", "time_limit",
            "low", "high", "low_bound", "high_bound", "low_certified", "high_certified", "low_assignment",
-           "high_assignment")
-RANGE_COLUMNS = COLUMNS[14:]  # the difference range's ends (SPEC 7): NULL in a store made without --range
+           "high_assignment", "rbo_min", "rbo_residual", "rbo_ext")
+RANGE_COLUMNS = COLUMNS[14:22]  # the difference range's ends (SPEC 7): NULL in a store made without --range
+COMPANION_COLUMNS = COLUMNS[22:]  # a companion's values (RBO, SPEC 9): NULL in a MED row
 KEY = ("run_a", "run_b", "topic", "metric", "method")
 EXPORT_FORMATS = ("csv", "tsv", "jsonl", "parquet")
 APPLICATION_ID = 0x4D65644F  # "MedO": PRAGMA application_id of a medopt results store
@@ -55,7 +59,7 @@ CREATE TABLE IF NOT EXISTS results (
     solver TEXT, value REAL, direction TEXT, certified INTEGER, upper_bound REAL, status TEXT,
     seconds REAL, assignment TEXT, time_limit REAL,
     low REAL, high REAL, low_bound REAL, high_bound REAL, low_certified INTEGER, high_certified INTEGER,
-    low_assignment TEXT, high_assignment TEXT,
+    low_assignment TEXT, high_assignment TEXT, rbo_min REAL, rbo_residual REAL, rbo_ext REAL,
     PRIMARY KEY (run_a, run_b, topic, metric, method)
 );
 CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -193,6 +197,8 @@ class ResultStore:
         sql = (f"INSERT INTO results ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))}) "
                f"ON CONFLICT ({', '.join(KEY)}) DO UPDATE SET {updates} WHERE results.certified = 0")
         connection = self.connection
+        width = len(COLUMNS)
+        rows = (row + (None,) * (width - len(row)) for row in rows)  # a MED row stops before the companion columns
         try:
             connection.execute("BEGIN IMMEDIATE")
             try:
@@ -348,7 +354,7 @@ def _write_parquet(rows, columns, output: Path) -> int:
             data[c].append(row[c])
     types = {"value": pa.float64(), "upper_bound": pa.float64(), "seconds": pa.float64(), "certified": pa.bool_(),
              "time_limit": pa.float64(), "low_certified": pa.bool_(), "high_certified": pa.bool_()}
-    types.update({c: pa.float64() for c in ("low", "high", "low_bound", "high_bound")})
+    types.update({c: pa.float64() for c in ("low", "high", "low_bound", "high_bound", *COMPANION_COLUMNS)})
     table = pa.table({c: pa.array(data[c], type=types.get(c, pa.string())) for c in columns})
     temporary = output.with_name(f".{output.name}.tmp")
     try:

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import methods
+from ..companions import parse_companion
 from ..errors import MedoptError, MedoptWarning
 from ..instance import RelevanceLimit, build_instance
 from ..io.paths import check_output_file
@@ -35,7 +36,7 @@ from ..store import ResultStore, check_store_file
 from .engines import make_engine, read_runs
 from .fastpath import KERNEL_METHODS, RANGE_KERNELS
 from .runset import RunSet, load_runset
-from .tasks import Settings, Unit
+from .tasks import Settings, Unit, companion_rows
 
 FAST_ROWS_PER_TASK = 4096
 INSTANCE_ROWS_PER_TASK = 4
@@ -180,6 +181,21 @@ def unique_metrics(texts, warn=_warn, *, passages: bool = False) -> list:
     return list(metrics.values())
 
 
+def unique_measures(texts, warn=_warn, *, passages: bool = False) -> tuple[list, list]:
+    """The MED metrics and the companion measures (``RBO(p=0.9)``, :mod:`medopt.companions`) among
+    ``texts``, each once."""
+    companions, metrics = {}, []
+    for text in texts:
+        companion = parse_companion(text)
+        if companion is None:
+            metrics.append(text)
+        elif str(companion) in companions:
+            warn(f"{text!r} is {companion}, given already: computed once")
+        else:
+            companions[str(companion)] = companion
+    return unique_metrics(metrics, warn, passages=passages), list(companions.values())
+
+
 def _remove_store(path: Path) -> None:
     for name in (path, *(path.with_name(path.name + suffix) for suffix in ("-wal", "-shm", "-journal"))):
         if name.exists():
@@ -202,7 +218,7 @@ def run_matrix(runs, metrics, *, qrels=None, store="medopt-matrix.sqlite", setti
     if len(runs) < 2:
         raise MedoptError("matrix needs at least two runs")
     jobs = jobs or os.cpu_count() or 1
-    metrics = unique_metrics(metrics, warn)
+    metrics, companions = unique_measures(metrics, warn)
     settings = Settings(**{**asdict(settings), "limits": tuple(
         RelevanceLimit(**l) if isinstance(l, dict) else l for l in settings.limits)})
     if retry and not resume:
@@ -252,6 +268,12 @@ def run_matrix(runs, metrics, *, qrels=None, store="medopt-matrix.sqlite", setti
                 _execute(plan, runset, settings, results, make_engine(engine, jobs=jobs, scheduler=scheduler,
                                                                      cluster_options=cluster_options),
                          progress, done)
+            if companions:
+                extra, held = companion_rows(runset, companions, results, chosen)
+                results.insert(extra)
+                done[0] += len(extra)
+                plan.rows += len(extra)
+                plan.stored += held
     except BaseException as error:
         if created and store.exists() and not _holds_rows(store):
             _remove_store(store)  # a job that stored nothing leaves nothing behind
@@ -259,7 +281,7 @@ def run_matrix(runs, metrics, *, qrels=None, store="medopt-matrix.sqlite", setti
             raise MedoptError(f"{error} ({done[0]} MED(s) computed before it are stored in {store}: "
                               "--resume completes the job once the cause is fixed)") from None
         raise
-    return MatrixReport(str(store), runset.names, [str(m) for m in metrics], plan.rows, plan.stored,
+    return MatrixReport(str(store), runset.names, [str(m) for m in metrics + companions], plan.rows, plan.stored,
                         plan.one_sided, time.perf_counter() - started, read_seconds, plan.retried)
 
 

@@ -18,6 +18,7 @@ from itertools import repeat
 import numpy as np
 
 from .. import api, methods
+from ..companions import COMPANION_METHOD
 from ..errors import MedoptError
 from ..metrics import parse_metric
 from .fastpath import med_columns, range_columns
@@ -123,3 +124,29 @@ def _range_row(name_a, name_b, topic, unit: Unit, solver, low, high, low_bound, 
             low_certified and high_certified, max(high_bound, -low_bound), status, seconds,
             high_json if direction == "a" else low_json, time_limit,
             low, high, low_bound, high_bound, low_certified, high_certified, low_json, high_json)
+
+
+def companion_rows(runset: RunSet, companions, store=None, topics: np.ndarray | None = None) -> tuple[list, int]:
+    """Store rows of the companion measures (RBO, SPEC 9) for every unordered pair x common topic: method
+    ``rbo``, status ``companion``, no MED; computed here, in the main process (a pass over two lists per
+    row); rows ``store`` holds already are left out, and counted (the second value)."""
+    rows, held = [], 0
+    for i in range(len(runset.names)):
+        for j in range(i + 1, len(runset.names)):
+            common = runset.common_topics(i, j)
+            if topics is not None:
+                common = common[topics[common]]
+            for companion in companions:
+                metric = str(companion)
+                stored = store.stored_topics(runset.names[i], runset.names[j], metric) if store else set()
+                for t in common.tolist():
+                    topic = runset.topics[t]
+                    if (topic, COMPANION_METHOD) in stored:
+                        held += 1
+                        continue
+                    started = time.perf_counter()
+                    value = companion.evaluate(runset.ranking(i, t), runset.ranking(j, t))
+                    rows.append((runset.names[i], runset.names[j], topic, metric, COMPANION_METHOD, None, None, None,
+                                 None, None, "companion", time.perf_counter() - started, None, None)
+                                + (None,) * len(RANGE_COLUMNS) + tuple(value))
+    return rows, held

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from ..batch import unique_metrics
+from ..batch import unique_measures
 from ..io.paths import check_output_file
 from ..runs import OUTPUT_FORMATS, compare_rows, format_output, write_output
 from .common import judged_only_option, main, method_options, metric_option, parse_limits, warn
@@ -39,14 +39,14 @@ def compare(run_a, run_b, qrels, spans, metrics, method, solver, time_limit, max
 
     With --range, each topic's difference range too, and the mean difference range: the comparison
     is decided when no completion of the judgments can change which run is better on average."""
-    parsed = unique_metrics(metrics, warn, passages=True)
+    parsed, companions = unique_measures(metrics, warn, passages=True)
     limits = parse_limits(at_most, at_least)
     if fmt == "parquet" and not output:
         raise click.UsageError("--format parquet writes a file: give -o FILE")
     if output:
         check_output_file(output, "-o")
     rows, columns = compare_rows(
-        run_a, run_b, qrels, parsed, method=method, solver=solver, time_limit=time_limit, max_grade=max_grade,
+        run_a, run_b, qrels, parsed + companions, method=method, solver=solver, time_limit=time_limit, max_grade=max_grade,
         pad=pad, residual=residual, strategy=strategy, limits=limits, honour_rank=honour_rank,
         judged_only=judged_only, ranges=ranges, progress=sys.stderr.isatty() if progress is None else progress,
         warn=warn, sides=("RUN_A", "RUN_B"), spans=spans)

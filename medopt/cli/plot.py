@@ -5,23 +5,26 @@ from __future__ import annotations
 
 import click
 
-from .. import plots, range_plots
+from .. import plots, range_plots, rbo_plots
 from ..errors import MedoptError
 from .common import DEFAULT_TIME_LIMIT, main, warn
 
-FROM_RUNS = ("judged-fraction", "bounds")
+FROM_RUNS = ("judged-fraction", "bounds", "rbo", "depths")
 
 
 @main.command("plot")
 @click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))
 @click.option("--kind", type=click.Choice(["heatmap", "scatter", "distribution", "ranges", "judged-fraction",
-                                           "bounds"]),
+                                           "bounds", "rbo", "depths"]),
               default="heatmap", show_default=True,
               help="heatmap: clustered mean MED between runs; scatter: mean MED of two metrics per pair; "
                    "distribution: per-topic MED per pair; ranges: per-topic difference ranges of one pair (--pair) "
                    "and their mean, from a store made with 'matrix --range'; judged-fraction: MED under part of the "
                    "qrels against the actual difference under all of them; bounds: runs ranked by their trec_eval "
-                   "score, with the range of their mean score (these two computed from RUNS, --qrels, -m).")
+                   "score, with the range of their mean score; rbo: Tan & Clarke's Fig. 3(a), mean MED (-m, default "
+                   "RBP(p=0.9)) of each pair against 1 - its mean RBO (-m RBO(p=...), default RBO(p=0.9)); depths: "
+                   "their Fig. 3(e, f), mean MED-M@k against MED-M@20 for each k of --depths (-m M without @k, default SDCG: the paper's nDCG) "
+                   "(these four computed from RUNS, --qrels, -m).")
 @click.option("--store", type=click.Path(dir_okay=False), default="medopt-matrix.sqlite", show_default=True)
 @click.option("-m", "--metric", "metrics", multiple=True, help="Metric(s) to draw (default: those in the store).")
 @click.option("--pair", nargs=2, default=None, metavar="RUN_A RUN_B",
@@ -30,11 +33,13 @@ FROM_RUNS = ("judged-fraction", "bounds")
               help="judged-fraction: the full qrels; bounds: the qrels.")
 @click.option("--fractions", default="0,25,50,75,100", show_default=True,
               help="judged-fraction: percentages of the qrels kept (a seeded random subset, nested).")
+@click.option("--depths", default="5,20,100", show_default=True,
+              help="depths: the cutoffs k; each but 20 is drawn against 20.")
 @click.option("--seed", type=int, default=0, show_default=True, help="judged-fraction: subsampling seed.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="judged-fraction: workers.")
 @click.option("-o", "--output", "outputs", multiple=True, required=True, type=click.Path(dir_okay=False),
               help="Image file, .png or .pdf. Repeatable.")
-def plot_command(runs, kind, store, metrics, pair, qrels, fractions, seed, jobs, outputs):
+def plot_command(runs, kind, store, metrics, pair, qrels, fractions, depths, seed, jobs, outputs):
     """Plots of MED results and ranges: from a matrix store, or (judged-fraction, bounds) computed from runs
     and qrels."""
 
@@ -57,6 +62,26 @@ def plot_command(runs, kind, store, metrics, pair, qrels, fractions, seed, jobs,
             raise MedoptError("--kind bounds needs one or more RUNS, --qrels and one -m METRIC")
         range_plots.plot_bounds(list(runs), qrels, metrics[0], list(outputs), warn=warn,
                                 time_limit=DEFAULT_TIME_LIMIT)
+    elif kind == "rbo":
+        if len(runs) < 2:
+            raise MedoptError("--kind rbo needs two or more RUNS (--qrels optional)")
+        rbo = [m for m in metrics if rbo_plots.parse_companion(m)]
+        med = [m for m in metrics if not rbo_plots.parse_companion(m)]
+        if len(rbo) > 1 or len(med) > 1:
+            raise MedoptError("--kind rbo draws one MED metric against one RBO: e.g. -m 'RBP(p=0.9)' -m 'RBO(p=0.9)'")
+        rbo_plots.plot_rbo(list(runs), qrels, list(outputs), metric=(med or ["RBP(p=0.9)"])[0],
+                           rbo=(rbo or ["RBO(p=0.9)"])[0], jobs=jobs or 1)
+    elif kind == "depths":
+        if len(runs) < 2 or len(metrics) > 1:
+            raise MedoptError("--kind depths needs two or more RUNS and at most one -m METRIC (no cutoff)")
+        try:
+            cutoffs = [int(k) for k in depths.split(",") if k.strip()]
+        except ValueError:
+            cutoffs = []
+        if not cutoffs or min(cutoffs) < 1:
+            raise MedoptError(f"--depths {depths!r}: expected cutoffs like 5,20,100")
+        rbo_plots.plot_depths(list(runs), qrels, list(outputs), metric=(metrics or ("SDCG",))[0], depths=cutoffs,
+                              jobs=jobs or 1)
     else:
         if runs:
             raise MedoptError(f"--kind {kind} draws from --store; RUNS are for --kind {' and '.join(FROM_RUNS)}")

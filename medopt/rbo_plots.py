@@ -1,0 +1,123 @@
+"""Tan & Clarke's Fig. 3, computed from runs: MED against RBO (panel a) and MED at other depths
+against depth 20 (panels e and f).  Each point is one pair of runs, its value the mean over the
+topics the pair shares, as in the paper (whose Fig. 2 counts its points in pairs).
+
+* :func:`plot_rbo` -- mean MED-RBP(p=0.9) of each pair against its mean RBO(p=0.9), both
+  computed by :func:`medopt.runs.matrix_rows` (RBO as the companion of SPEC 9).  In the paper's
+  every panel larger differences lie to the upper right, so RBO, a similarity, is drawn as the
+  distance 1 - RBO_ext; the residual of each mean is shown in the title (at a run's depth it is
+  negligible: 0.9^100 is 3e-5).
+* :func:`plot_depths` -- mean MED-SDCG@5 and MED-SDCG@100 of each pair (two panels) against
+  MED-SDCG@20, the paper's Fig. 3(e) and 3(f): the paper's "nDCG" is SDCG, DCG@k over the
+  DCG@k of k top-grade documents (SPEC 3), so SDCG is the default (``metric`` chooses another).
+
+Drawn with matplotlib through :mod:`medopt.plots` (its saving and output checks); Kendall's tau
+from scipy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import MedoptError
+from .plots import _pyplot, _save, check_image_outputs
+from .runs import matrix_rows
+from .companions import parse_companion  # noqa: F401 (the command asks it too)
+from .metrics import parse_metric
+
+
+def _pair_means(rows, metric: str, column: str) -> dict:
+    sums: dict = {}
+    for row in rows:
+        if row["metric"] == metric and row[column] is not None:
+            total = sums.setdefault((row["run_a"], row["run_b"]), [0.0, 0])
+            total[0] += row[column]
+            total[1] += 1
+    return {pair: total / count for pair, (total, count) in sums.items()}
+
+
+def rbo_points(runs, qrels=None, metric: str = "RBP(p=0.9)", rbo: str = "RBO(p=0.9)", *, jobs: int | None = 1):
+    """Per pair of runs: (mean MED-``metric``, mean RBO_ext, mean residual), in the pairs' order."""
+    companion = parse_companion(rbo)
+    if companion is None:
+        raise MedoptError(f"{rbo!r} is not an RBO companion, e.g. RBO(p=0.9)")
+    if parse_companion(metric) is not None:
+        raise MedoptError(f"{metric!r}: the MED metric to draw against RBO must be a metric, e.g. RBP(p=0.9)")
+    rows, _ = matrix_rows(runs, qrels, [metric, str(companion)], jobs=jobs)
+    med = _pair_means(rows, med_label(metric), "value")
+    ext = _pair_means(rows, str(companion), "rbo_ext")
+    residual = _pair_means(rows, str(companion), "rbo_residual")
+    pairs = [p for p in med if p in ext]
+    return pairs, np.array([med[p] for p in pairs]), np.array([ext[p] for p in pairs]), \
+        np.array([residual[p] for p in pairs])
+
+
+def plot_rbo(runs, qrels, outputs, *, metric: str = "RBP(p=0.9)", rbo: str = "RBO(p=0.9)",
+             jobs: int | None = 1) -> None:
+    """Tan & Clarke's Fig. 3(a): mean MED-``metric`` (y) of each pair against 1 - its mean RBO_ext (x)."""
+    check_image_outputs(outputs)
+    plt = _pyplot()
+    from scipy.stats import kendalltau
+
+    pairs, med, ext, residual = rbo_points(runs, qrels, metric, rbo, jobs=jobs)
+    if not pairs:
+        raise MedoptError("no pair of runs shares a topic: nothing to draw")
+    figure, axis = plt.subplots(figsize=(5, 5))
+    axis.scatter(1 - ext, med, s=18, alpha=0.75, edgecolors="none")
+    tau = kendalltau(1 - ext, med).statistic if len(pairs) > 1 else float("nan")
+    axis.set_xlabel(f"1 - mean {parse_companion(rbo)} (extrapolated)")
+    axis.set_ylabel(f"mean MED-{med_label(metric)}")
+    axis.set_title(f"{len(pairs)} pairs of runs; Kendall's tau = {tau:.3f}; largest mean residual "
+                   f"{float(residual.max()):.1e}", fontsize=9)
+    axis.grid(alpha=0.3)
+    _save(figure, outputs)
+
+
+def med_label(metric: str) -> str:
+    return str(parse_metric(metric))
+
+
+def depth_points(runs, qrels=None, metric: str = "SDCG", depths=(5, 20, 100), *, jobs: int | None = 1) -> dict:
+    """Per depth k of ``depths``: {pair: mean MED-``metric``@k} (``metric`` without a cutoff)."""
+    if "@" in metric:
+        raise MedoptError(f"{metric!r}: give the metric without a cutoff; --depths sets them")
+    names = {k: str(parse_metric(f"{metric}@{k}")) for k in depths}
+    rows, _ = matrix_rows(runs, qrels, list(names.values()), jobs=jobs)
+    return {k: _pair_means(rows, name, "value") for k, name in names.items()}
+
+
+def plot_depths(runs, qrels, outputs, *, metric: str = "SDCG", depths=(5, 20, 100), reference: int = 20,
+                jobs: int | None = 1) -> None:
+    """Tan & Clarke's Fig. 3(e, f): mean MED-``metric``@k of each pair (y) against MED-``metric``@``reference``
+    (x), one panel per other depth k."""
+    check_image_outputs(outputs)
+    depths = sorted(set(depths) | {reference})
+    others = [k for k in depths if k != reference]
+    if not others:
+        raise MedoptError(f"--depths: give depths besides {reference}, e.g. 5,20,100")
+    plt = _pyplot()
+    from scipy.stats import kendalltau
+
+    means = depth_points(runs, qrels, metric, depths, jobs=jobs)
+    pairs = list(means[reference])
+    if not pairs:
+        raise MedoptError("no pair of runs shares a topic: nothing to draw")
+    x = np.array([means[reference][p] for p in pairs])
+    figure, axes = plt.subplots(1, len(others), figsize=(4.6 * len(others), 4.6), squeeze=False)
+    top = max([float(x.max())] + [max(means[k].values()) for k in others]) * 1.05 or 1.0
+    label = med_label(metric)
+    for axis, k in zip(axes[0], others):
+        y = np.array([means[k][p] for p in pairs])
+        axis.scatter(x, y, s=18, alpha=0.75, edgecolors="none")
+        axis.plot([0, top], [0, top], color="grey", linewidth=0.8, linestyle="--")
+        axis.set_xlim(0, top)
+        axis.set_ylim(0, top)
+        tau = kendalltau(x, y).statistic if len(pairs) > 1 else float("nan")
+        axis.set_xlabel(f"mean MED-{label}@{reference}")
+        axis.set_ylabel(f"mean MED-{label}@{k}")
+        axis.set_title(f"{len(pairs)} pairs; Kendall's tau = {tau:.3f}", fontsize=10)
+        axis.grid(alpha=0.3)
+    _save(figure, outputs)
+
+
+__all__ = ["depth_points", "plot_depths", "plot_rbo", "rbo_points"]
