@@ -63,10 +63,10 @@ def settle_without_relevance(result: DirectionResult, instance: Instance) -> Non
     """Every case (or box) infeasible: only assignments with D = 0 (no relevant document) remain,
     whose difference is 0.  One that meets the limits is offered (the all-zero assignment first;
     vanishing_points also tries documents at grades that do not count, which a lower limit on such a
-    grade may need); when none does, no assignment meets them (vanishing_points is exhaustive for at
-    most one limit; with more, 0 stays a proven bound, unreached)."""
+    grade may need); when none does, no assignment meets them where vanishing_points_exhaustive says
+    so; otherwise 0 stays a proven bound, unreached)."""
     point = next((p for p in vanishing_points(instance) if instance.satisfies_limits(p)), None)
-    if point is None and len(instance.limits) <= 1:
+    if point is None and vanishing_points_exhaustive(instance):
         raise MedoptError("no assignment satisfies the relevance limits")
     if point is not None:
         result.offer(0.0, point)
@@ -90,6 +90,15 @@ def vanishing_points(instance: Instance):
             return
         for m in range(len(docs) + 1) if grade > 0 else (0,):
             yield {d: (grade if i < m else 0) for i, d in enumerate(docs)}
+
+
+def vanishing_points_exhaustive(instance: Instance) -> bool:
+    """Whether vanishing_points meets the limits whenever some assignment leaving the denominator at 0
+    does: under at most one limit, or when at most one positive grade does not count (every mix of
+    non-counting grades is then m documents at that grade)."""
+    counts = denominator_counts(instance)
+    silent = sum(1 for grade in range(1, instance.max_grade + 1) if not counts(grade))
+    return len(instance.limits) <= 1 or silent <= 1
 
 
 def offer_rescored(result: DirectionResult, instance: Instance, direction: str, assignment: dict,

@@ -30,7 +30,7 @@ from ..result import End, MedResult, RangeResult, certify, certify_range
 from ..solvers import SOLVERS
 from .boxes import solve_boxes
 from .cases import solve_cases
-from .common import Clock, DirectionResult, check_memory, denominator_counts, vanishing_points
+from .common import Clock, DirectionResult, check_memory, denominator_counts, vanishing_points, vanishing_points_exhaustive
 from .dinkelbach import solve_capped, solve_dinkelbach
 from .direct import solve_compact, solve_direct
 
@@ -234,10 +234,10 @@ def cover_vanishing_denominator(outcome: DirectionResult, instance: Instance, di
     at R = 1; a Dinkelbach bound holds for D > 0), and for MED that is enough: the difference 0 of
     the others never beats a direction that holds the MED.  A range end may be below 0, so the
     others count: their difference is 0.  One that meets the limits is offered and 0 joins the
-    bound; when none is found among vanishing_points (exhaustive for at most one limit), 0 joins the
-    bound only if a second limit leaves some unsearched (honest, uncertified)."""
+    bound; when none is found, 0 joins the bound only if vanishing_points may have missed one
+    (vanishing_points_exhaustive: honest, uncertified)."""
     point = next((p for p in vanishing_points(instance) if instance.satisfies_limits(p)), None)
     if point is not None:
         outcome.offer(instance.differences(point)[direction], point)
-    if point is not None or len(instance.limits) > 1:
+    if point is not None or not vanishing_points_exhaustive(instance):
         outcome.bound = max(outcome.bound, 0.0)

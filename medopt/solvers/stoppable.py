@@ -35,9 +35,9 @@ OVERRUN_GRACE = 0.1  # seconds past its time limit a solver may take before it i
 
 EXIT_WAIT = 30.0     # seconds the interpreter's exit waits for solvers left running (then exits anyway)
 
-# the done-events of solver threads left running (a solver that overran, or did not stop at once after
-# an interrupt): a process that exits under a running HiGHS or CP-SAT call aborts (C++ terminate), so
-# the exit waits for them (_wait_for_left_solvers)
+# the done-events of solver threads left running after they overran their time limit: a process that
+# exits under a running HiGHS or CP-SAT call can abort (C++ terminate), so a normal exit waits for them
+# (_wait_for_left_solvers); an interrupted program does not wait (Ctrl-C ends it within about a second)
 _LEFT: set = set()
 
 
@@ -70,12 +70,13 @@ def run_stoppable(run: Callable[[], object], stop: Callable[[], None], time_limi
         finally:
             done.set()
 
-    def stop_and_wait() -> bool:
+    def stop_and_wait(overran: bool = False) -> bool:
         give_up = time.monotonic() + STOP_WAIT
         while not done.is_set() and time.monotonic() < give_up:
             stop()
             done.wait(POLL)
-        if not done.is_set():  # left running: the interpreter's exit waits for it
+        if overran and not done.is_set():  # left running past its limit: the interpreter's exit waits for it
+            # (not after an interrupt: Ctrl-C must end the program within about a second)
             _LEFT.difference_update([event for event in list(_LEFT) if event.is_set()])
             _LEFT.add(done)
         return done.is_set()
@@ -86,7 +87,7 @@ def run_stoppable(run: Callable[[], object], stop: Callable[[], None], time_limi
     try:
         while not done.wait(POLL):
             if time_limit is not None and time.monotonic() - started > time_limit + OVERRUN_GRACE:
-                if not stop_and_wait():
+                if not stop_and_wait(overran=True):
                     raise SolverOverran(f"the solver ran {time.monotonic() - started:.1f} s with a limit "
                                         f"of {time_limit:.1f} s and did not stop")
                 break
