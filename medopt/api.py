@@ -37,15 +37,9 @@ def med(metric, a: Sequence[str], b: Sequence[str], judgments: Mapping[str, int]
     passages, ``judgments`` docid -> grade (which documents are judged), ``spans`` docid -> list of
     ``(offset, length)`` relevant characters; ``gains={1: c}`` sets a relevant character's gain.
     """
-    started = time.perf_counter()
-    passage = _characters(metric, a, b, judgments, spans, gains, method, dict(
-        options, max_grade=max_grade, pad=pad, residual=residual, limits=limits, solver=solver), ranges=False)
-    if passage is not None:
-        return passage
-    a, b, judgments = one_topic(a, b, judgments)
-    instance = build_instance(metric, a, b, judgments, max_grade=max_grade, gains=gains, pad=pad,
-                              residual=residual, limits=limits)
-    return _run(instance, method, solver, time_limit, options, started, ranges=False)
+    return _pair(metric, a, b, judgments, max_grade=max_grade, gains=gains, method=method, solver=solver,
+                 time_limit=time_limit, pad=pad, residual=residual, limits=limits, spans=spans, options=options,
+                 ranges=False)
 
 
 def difference_range(metric, a: Sequence[str], b: Sequence[str], judgments: Mapping[str, int] | None = None, *,
@@ -58,15 +52,9 @@ def difference_range(metric, a: Sequence[str], b: Sequence[str], judgments: Mapp
     assignment, proven bound and certificate.  MED = max(high, -low).  Keywords as for ``med``;
     ``method`` is ``auto`` or a method that gives exact ends (closed-form, exact, enumerate).
     MED-U: passages and ``spans`` as for ``med``."""
-    started = time.perf_counter()
-    passage = _characters(metric, a, b, judgments, spans, gains, method, dict(
-        options, max_grade=max_grade, pad=pad, residual=residual, limits=limits, solver=solver), ranges=True)
-    if passage is not None:
-        return passage
-    a, b, judgments = one_topic(a, b, judgments)
-    instance = build_instance(metric, a, b, judgments, max_grade=max_grade, gains=gains, pad=pad,
-                              residual=residual, limits=limits)
-    return _run(instance, method, solver, time_limit, options, started, ranges=True)
+    return _pair(metric, a, b, judgments, max_grade=max_grade, gains=gains, method=method, solver=solver,
+                 time_limit=time_limit, pad=pad, residual=residual, limits=limits, spans=spans, options=options,
+                 ranges=True)
 
 
 def score_range(metric, ranking: Sequence[str], judgments: Mapping[str, int] | None = None, *,
@@ -98,6 +86,21 @@ def score_range(metric, ranking: Sequence[str], judgments: Mapping[str, int] | N
         result.high, result.high_bound = result.high + tail, result.high_bound + tail
         result.details["residual"] = tail
     return result
+
+
+def _pair(metric, a, b, judgments, *, max_grade, gains, method, solver, time_limit, pad, residual, limits, spans,
+          options: dict, ranges: bool):
+    """``med`` (or, with ``ranges``, ``difference_range``): MED-U for a character-level metric, else
+    the instance of two rankings, solved by the method chosen."""
+    started = time.perf_counter()
+    passage = _characters(metric, a, b, judgments, spans, gains, method, dict(
+        options, max_grade=max_grade, pad=pad, residual=residual, limits=limits, solver=solver), ranges=ranges)
+    if passage is not None:
+        return passage
+    a, b, judgments = one_topic(a, b, judgments)
+    instance = build_instance(metric, a, b, judgments, max_grade=max_grade, gains=gains, pad=pad,
+                              residual=residual, limits=limits)
+    return _run(instance, method, solver, time_limit, options, started, ranges=ranges)
 
 
 def _characters(metric, a, b, judgments, spans, gains, method: str, options: dict, *, ranges: bool):
