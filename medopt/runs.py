@@ -18,6 +18,7 @@ from . import api
 from .batch import Settings, collect_rows, unique_measures
 from .batch.runset import columns_from_rankings, load_runset, read_run_columns
 from .batch.engines import read_runs
+from .batch.passageset import character_job, check_character_settings, passage_set
 from .companions import COMPANION_METHOD, RBO_COLUMNS
 from .errors import MedoptError, MedoptWarning
 from .io.frames import as_qrels, as_run, qrels_source
@@ -278,24 +279,46 @@ def _run_columns(runs, honour_rank: bool, jobs: int) -> list:
     return columns
 
 
+def _passage_set(runs, qrels, spans, parsed, honour_rank: bool):
+    """MED-U's runs (passage run files, PassageRuns or dicts topic -> passages; a dict name -> run names
+    them), qrels and spans as a PassageSet."""
+    items = [(str(name), run) for name, run in runs.items()] if isinstance(runs, Mapping) else [
+        (None, run) for run in runs]
+    if len(items) < 2:
+        raise MedoptError("matrix needs at least two runs")
+    read = []
+    for index, (name, run) in enumerate(items):
+        run = _passage_run(run, name or f"run{index}", honour_rank)
+        read.append((name or run.name, run.path, run.rankings))
+    judgments, topic_spans = _passage_inputs(read[0][2], read[1][2], qrels, spans, parsed, honour_rank)[2:]
+    return passage_set(read, judgments, topic_spans)
+
+
 def matrix_rows(runs, qrels=None, metrics=None, *, ranges: bool = False, jobs: int | None = None,
                 engine: str = "local", method: str = "auto", solver=None, time_limit=None, max_grade=None,
                 pad: str = "none", residual: bool = False, strategy=None, limits=(), honour_rank: bool = False,
-                judged_only: bool = False, fast_path: bool = True, warn=_warn) -> tuple[list, tuple]:
+                judged_only: bool = False, fast_path: bool = True, warn=_warn, spans=None) -> tuple[list, tuple]:
     """The rows of a matrix job (columns of the results store), computed without a store."""
     jobs = jobs or os.cpu_count() or 1
-    parsed, companions = unique_measures(_metric_list(metrics), warn)
+    parsed, companions = unique_measures(_metric_list(metrics), warn, passages=True)
     settings = Settings(method=method, solver=solver, time_limit=time_limit, max_grade=max_grade, pad=pad,
                         residual=residual, limits=tuple(limits), strategy=None if strategy == "auto" else strategy,
                         fast=fast_path, ranges=ranges)
-    judgments = as_qrels(qrels)
-    columns = _run_columns(runs, honour_rank, jobs)
-    if len(columns) < 2:
-        raise MedoptError("matrix needs at least two runs")
-    runset = load_runset(None, judgments, max_grade=max_grade, columns=columns)
-    if len(set(runset.names)) != len(runset.names):
-        raise MedoptError(f"two runs have the same name ({', '.join(runset.names)}): name them (a dict name -> run)")
-    present = np.array([length > 0 for length in runset.length])
+    if character_job(parsed, companions, spans):  # MED-U: passage runs (SPEC 8)
+        check_character_settings(settings)
+        runset = _passage_set(runs, qrels, spans, parsed, honour_rank)
+        judgments = runset.judgments
+        present = np.array([runset.has(i) for i in range(len(runset.names))])
+    else:
+        judgments = as_qrels(qrels)
+        columns = _run_columns(runs, honour_rank, jobs)
+        if len(columns) < 2:
+            raise MedoptError("matrix needs at least two runs")
+        runset = load_runset(None, judgments, max_grade=max_grade, columns=columns)
+        if len(set(runset.names)) != len(runset.names):
+            raise MedoptError(f"two runs have the same name ({', '.join(runset.names)}): name them "
+                              "(a dict name -> run)")
+        present = np.array([length > 0 for length in runset.length])
     in_two = present.sum(axis=0) >= 2
     if not in_two.any():
         raise MedoptError(f"no two of the {len(runset.names)} runs share a topic: nothing to compare")
@@ -323,7 +346,7 @@ def matrix_rows(runs, qrels=None, metrics=None, *, ranges: bool = False, jobs: i
 def matrix(runs, qrels=None, metrics=None, *, ranges: bool = False, jobs: int | None = None, engine: str = "local",
            method: str = "auto", solver=None, time_limit=None, max_grade=None, pad: str = "none",
            residual: bool = False, strategy=None, limits=(), honour_rank: bool = False, judged_only: bool = False,
-           fast_path: bool = True):
+           fast_path: bool = True, spans=None):
     """MED for every unordered pair of ``runs`` x every topic the pair shares x every metric, as a pandas
     DataFrame with the columns of a ``medopt matrix`` results store (``run_a, run_b, topic, metric, method,
     solver, value, direction, certified, upper_bound, status, seconds, assignment, time_limit``; with
@@ -331,11 +354,14 @@ def matrix(runs, qrels=None, metrics=None, *, ranges: bool = False, jobs: int | 
     high_assignment``; with a companion ``-m RBO(p=0.9)`` also ``rbo_min, rbo_residual, rbo_ext``, in rows of
     its own, method ``rbo``, no MED).  ``runs``: a dict name -> run in any accepted form, or a list of runs (TREC files
     are read as the command reads them).  ``jobs`` workers (default: every core; 1: this process);
-    ``engine`` local or dask.  No store is written: rows are computed, sorted and returned."""
+    ``engine`` local or dask.  No store is written: rows are computed, sorted and returned.
+
+    MED-U (SPEC 8): ``U(L=..)`` metrics (alone), passage runs (8-column files, PassageRuns or dicts topic ->
+    passages) and ``spans``; the assignment JSON is ``{docid: [[offset, length], ...]}``."""
     rows, columns = matrix_rows(runs, qrels, metrics, ranges=ranges, jobs=jobs, engine=engine, method=method,
                                 solver=solver, time_limit=time_limit, max_grade=max_grade, pad=pad, residual=residual,
                                 strategy=strategy, limits=limits, honour_rank=honour_rank, judged_only=judged_only,
-                                fast_path=fast_path)
+                                fast_path=fast_path, spans=spans)
     return rows_frame(rows, columns)
 
 

@@ -50,7 +50,7 @@ APPLICATION_ID = 0x4D65644F  # "MedO": PRAGMA application_id of a medopt results
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _FIRST_COLUMNS = COLUMNS[:13]  # the columns of the first stores (time_limit and the ranges came later: added on open)
 # settings a store records; one made before a setting existed was made with its default
-SETTING_DEFAULTS = {"range": "False"}
+SETTING_DEFAULTS = {"range": "False", "spans_sha256": "none"}
 _RETRYABLE = "certified = 0 AND status != 'heuristic'"  # a heuristic's row is uncertified by nature
 
 _SCHEMA = """

@@ -155,7 +155,7 @@ def test_bad_python_inputs():
 def test_empty_trailtexts_and_document_paths_refuse_u():
     assert medopt.med("U(L=5)", [], [], {}).value == 0
     assert medopt.score_range("U(L=5)", [], {}).high == 0
-    with pytest.raises(MedoptError, match="passage runs"):
+    with pytest.raises(MedoptError, match="a passage is"):  # matrix computes U on passage runs only
         medopt.matrix({"a": {"1": ["d1"]}, "b": {"1": ["d2"]}}, None, ["U(L=10)"], jobs=1)
     with pytest.raises(MedoptError, match="trailtext"):
         medopt.score("U(L=10)", ["d1"], {})

@@ -18,7 +18,8 @@ import time
 
 from ..errors import MedoptError
 from .runset import RunSet, read_run_columns
-from .tasks import Settings, run_task
+from .passageset import task_rows as run_task  # a MED-U job's tasks, or tasks.run_task
+from .tasks import Settings
 
 _DIED = ("a worker process died (killed by a signal, or out of memory?); the rows computed before it "
          "are stored: rerun with --resume")

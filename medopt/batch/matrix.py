@@ -29,12 +29,14 @@ from .. import methods
 from ..companions import parse_companion
 from ..errors import MedoptError, MedoptWarning
 from ..instance import RelevanceLimit, build_instance
+from ..io.passages import read_passage_judgments
 from ..io.paths import check_output_file
 from ..io.trec import file_sha256, judged_topics, read_qrels
 from ..metrics import parse_metric
 from ..store import ResultStore, check_store_file
 from .engines import make_engine, read_runs
 from .fastpath import KERNEL_METHODS, RANGE_KERNELS
+from .passageset import character_job, check_character_settings, plan_passages, read_passage_set
 from .runset import RunSet, load_runset
 from .tasks import Settings, Unit, companion_rows
 
@@ -152,11 +154,13 @@ class MatrixReport:
     retried: int = 0
 
 
-def job_settings(qrels_path, settings: Settings, honour_rank: bool) -> dict:
-    """What defines the MED values of a store: rows computed under other settings must not mix."""
+def job_settings(qrels_path, settings: Settings, honour_rank: bool, spans_path=None) -> dict:
+    """What defines the MED values of a store: rows computed under other settings must not mix (MED-U:
+    the spans file too)."""
     digest = file_sha256(qrels_path) if qrels_path else "none"
     limits = [asdict(limit) for limit in settings.limits]
-    return {"qrels_sha256": digest, "max_grade": str(settings.max_grade), "pad": settings.pad,
+    spans = file_sha256(spans_path) if spans_path else "none"
+    return {"qrels_sha256": digest, "spans_sha256": spans, "max_grade": str(settings.max_grade), "pad": settings.pad,
             "residual": str(settings.residual), "limits": json.dumps(limits), "honour_rank": str(honour_rank),
             "range": str(settings.ranges)}
 
@@ -167,7 +171,7 @@ def _warn(message: str) -> None:
 
 def unique_metrics(texts, warn=_warn, *, passages: bool = False) -> list:
     """Parsed metrics, each once: a metric given twice (``P@10`` and ``P.10``) is computed once, with a warning.
-    A character-level metric (U, SPEC 8) is refused unless ``passages`` (only compare reads passage runs)."""
+    A character-level metric (U, SPEC 8) is refused unless ``passages`` (the callers that read passage runs)."""
     metrics, given = {}, {}
     for text in texts:
         metric = parse_metric(text)
@@ -207,20 +211,25 @@ def run_matrix(runs, metrics, *, qrels=None, store="medopt-matrix.sqlite", setti
                retry: bool = False, judged_only: bool = False, honour_rank: bool = False,
                progress: bool | None = None, fast_rows: int = FAST_ROWS_PER_TASK,
                instance_rows: int = INSTANCE_ROWS_PER_TASK, cluster_options: dict | None = None,
-               warn=_warn) -> MatrixReport:
+               warn=_warn, spans=None) -> MatrixReport:
     """Compute MED for every unordered pair of ``runs`` (TREC files) x common topic x metric into ``store``.
 
     ``retry`` (with ``resume``) computes again the rows stored uncertified: a time limit reached, a solver
     stopped early (not a heuristic's rows). ``judged_only`` leaves out the topics the qrels do not judge.
     ``warn`` receives what the user should know (default: :class:`MedoptWarning` warnings).
+    MED-U (SPEC 8): ``U(L=..)`` metrics (alone in the job), ``runs`` 8-column passage runs and ``spans`` the
+    relevant spans file (:mod:`medopt.batch.passageset`).
     """
     started = time.perf_counter()
     if len(runs) < 2:
         raise MedoptError("matrix needs at least two runs")
     jobs = jobs or os.cpu_count() or 1
-    metrics, companions = unique_measures(metrics, warn)
+    metrics, companions = unique_measures(metrics, warn, passages=True)
+    characters = character_job(metrics, companions, spans)
     settings = Settings(**{**asdict(settings), "limits": tuple(
         RelevanceLimit(**l) if isinstance(l, dict) else l for l in settings.limits)})
+    if characters:
+        check_character_settings(settings)
     if retry and not resume:
         raise MedoptError("--retry-timeouts completes a job: pass --resume with it")
     make_engine(engine, jobs=jobs, scheduler=scheduler)  # an unknown engine is refused before any work
@@ -229,8 +238,11 @@ def run_matrix(runs, metrics, *, qrels=None, store="medopt-matrix.sqlite", setti
     if created:
         check_output_file(store, "--store")
     check_store_file(store)
-    judgments = read_qrels(qrels) if qrels else {}
-    wanted = job_settings(qrels, settings, honour_rank)
+    if characters:
+        judgments, topic_spans = read_passage_judgments(qrels, spans)
+    else:
+        judgments = read_qrels(qrels) if qrels else {}
+    wanted = job_settings(qrels, settings, honour_rank, spans)
     if not created:  # an existing store is checked before the runs are read, and not changed yet
         with ResultStore(store, write=False) as existing:
             if existing.count() and not resume:
@@ -240,11 +252,15 @@ def run_matrix(runs, metrics, *, qrels=None, store="medopt-matrix.sqlite", setti
             if clashes:
                 raise MedoptError(f"{store} holds results computed with other settings ({'; '.join(clashes)}); "
                                   "use a new --store")
-    columns = read_runs(list(runs), honour_rank=honour_rank, jobs=jobs)
-    runset = load_runset(None, judgments, max_grade=settings.max_grade, columns=columns)
-    if len(set(runset.names)) != len(runset.names):
-        raise MedoptError("two runs have the same name and file name; give each run a distinct file")
-    in_two = np.add.reduce([length > 0 for length in runset.length]) >= 2  # topics some pair shares
+    if characters:
+        runset = read_passage_set(list(runs), judgments, topic_spans, honour_rank=honour_rank)
+        in_two = np.add.reduce([runset.has(i) for i in range(len(runset.names))]) >= 2
+    else:
+        columns = read_runs(list(runs), honour_rank=honour_rank, jobs=jobs)
+        runset = load_runset(None, judgments, max_grade=settings.max_grade, columns=columns)
+        if len(set(runset.names)) != len(runset.names):
+            raise MedoptError("two runs have the same name and file name; give each run a distinct file")
+        in_two = np.add.reduce([length > 0 for length in runset.length]) >= 2  # topics some pair shares
     if not in_two.any():
         raise MedoptError(f"no two of the {len(runset.names)} runs share a topic: nothing to compare")
     kept, notes = judged_topics([runset.topics[t] for t in np.flatnonzero(in_two)], judgments, qrels,
@@ -262,8 +278,12 @@ def run_matrix(runs, metrics, *, qrels=None, store="medopt-matrix.sqlite", setti
             if results.count() and not resume:  # another job filled it meanwhile
                 raise MedoptError(f"{store} already holds {results.count()} results: pass --resume")
             results.check_settings(wanted)
-            plan = plan_job(runset, metrics, settings, results, jobs=jobs, fast_rows=fast_rows,
-                            instance_rows=instance_rows, topics=chosen, retry=retry)
+            if characters:
+                plan = plan_passages(Plan(), runset, metrics, settings, results, jobs=jobs, rows=fast_rows,
+                                     topics=chosen, retry=retry)
+            else:
+                plan = plan_job(runset, metrics, settings, results, jobs=jobs, fast_rows=fast_rows,
+                                instance_rows=instance_rows, topics=chosen, retry=retry)
             if plan.tasks:
                 _execute(plan, runset, settings, results, make_engine(engine, jobs=jobs, scheduler=scheduler,
                                                                      cluster_options=cluster_options),
@@ -298,7 +318,12 @@ def collect_rows(runset: RunSet, metrics, settings: Settings = Settings(), *, en
     """Every pair x common topic x metric of ``runset``, computed without a store (rows in COLUMNS order);
     ``topics`` (a mask over topic codes) restricts the topics."""
     jobs = jobs or os.cpu_count() or 1
-    plan = plan_job(runset, [parse_metric(m) for m in metrics], settings, None, jobs=jobs, topics=topics)
+    parsed = [parse_metric(m) for m in metrics]
+    if getattr(runset, "characters", False):  # a PassageSet: MED-U
+        plan = plan_passages(Plan(), runset, parsed, settings, None, jobs=jobs, rows=FAST_ROWS_PER_TASK,
+                             topics=topics)
+    else:
+        plan = plan_job(runset, parsed, settings, None, jobs=jobs, topics=topics)
     rows = []
     with make_engine(engine, jobs=jobs) as runner:
         for part in runner.run(runset, settings, plan.tasks):

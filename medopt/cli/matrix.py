@@ -14,6 +14,9 @@ from .common import judged_only_option, main, method_options, metric_option, par
 @main.command("matrix")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--qrels", type=click.Path(dir_okay=False), default=None, help="TREC qrels; none: nothing judged.")
+@click.option("--spans", type=click.Path(dir_okay=False), default=None,
+              help="Relevant spans of the judged documents ('topic docid offset length'): with -m 'U(L=..)' the "
+                   "RUNS are 8-column passage runs and MED-U is computed (SPEC 8); its sha256 is kept in the store.")
 @metric_option
 @method_options
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Workers (default: every core).")
@@ -41,13 +44,14 @@ from .common import judged_only_option, main, method_options, metric_option, par
                    "certificates and assignments); the MED is max(high, -low).  A store is made with or without "
                    "it: --resume keeps to the store's choice.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
-def matrix_command(runs, qrels, metrics, method, solver, time_limit, max_grade, pad, residual, strategy, at_most,
+def matrix_command(runs, qrels, spans, metrics, method, solver, time_limit, max_grade, pad, residual, strategy, at_most,
                    at_least, jobs, engine, scheduler, store, resume, retry, judged_only, fast_path, chunk_size,
                    output, heatmap, honour_rank, ranges, progress):
     """MED for every unordered pair of RUNS x every common topic x every metric, into a results store.
 
     Stop it at any time (Ctrl-C, SIGTERM, or kill): rerun with --resume and it completes the job.
     Inputs and output paths are checked before the store is created: a job that fails leaves no store.
+    MED-U: -m 'U(L=12000)' --spans SPANS, RUNS being passage runs; U is computed alone in its job.
     """
     settings = Settings(method=method, solver=solver, time_limit=time_limit, max_grade=max_grade, pad=pad,
                         residual=residual, limits=tuple(parse_limits(at_most, at_least)),
@@ -60,7 +64,7 @@ def matrix_command(runs, qrels, metrics, method, solver, time_limit, max_grade, 
     report = run_matrix(list(runs), list(metrics), qrels=qrels, store=store, settings=settings, engine=engine,
                         jobs=jobs, scheduler=scheduler, resume=resume, retry=retry, judged_only=judged_only,
                         honour_rank=honour_rank, progress=progress, fast_rows=chunk_size or FAST_ROWS_PER_TASK,
-                        instance_rows=chunk_size or INSTANCE_ROWS_PER_TASK, warn=warn)
+                        instance_rows=chunk_size or INSTANCE_ROWS_PER_TASK, warn=warn, spans=spans)
     if report.one_sided:
         warn(f"{report.one_sided} (pair, topic) combination(s) skipped: the topic is in only one run of the pair")
     again = f" ({report.retried} of them again: stored uncertified)" if report.retried else ""
