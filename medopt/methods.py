@@ -7,8 +7,9 @@ to seed the exact search (``warm_start``).  ``auto``, ``medopt.med``, ``medopt m
 ``medopt certify`` all ask this registry; nothing else decides which method fits which metric.
 
 ``auto`` takes the first method, in registry order, that computes the metric, accepts the
-instance and is exact on it: the closed form, then Alg. 1 (binary nDCG), then the nDCG profile
-search (nDCG without limits, any grades), then the exact models, then enumeration.
+instance and is exact on it: the closed form (the dot products, Success@k, R@k), then Alg. 1
+(binary nDCG), then the nDCG profile search (nDCG without limits, any grades), then the exact
+models, then enumeration.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Callable
 from .errors import MedoptError
 from .exact.enumeration import DEFAULT_MAX_ASSIGNMENTS, enumerate_med, enumerate_range
 from .heuristics.alg1 import alg1
-from .heuristics.closed_form import closed_form, closed_form_range
+from .heuristics.closed_form import closed_form, closed_form_range, has_closed_form
 from .heuristics.closed_form_u import closed_form_u, closed_form_u_range
 from .heuristics.greedy import greedy
 from .heuristics.greedy_pairs import greedy_pairs
@@ -70,6 +71,11 @@ def is_dot_product(metric: Metric) -> bool:
     return hasattr(metric, "rank_weights") and hasattr(metric, "unit_gain")
 
 
+def closed_form_computes(metric: Metric) -> bool:
+    """A dot product, or a family with a closed form of its own (Success@k, R@k: metrics/success.py, recall.py)."""
+    return is_dot_product(metric) or has_closed_form(metric)
+
+
 def family_in(*families: str) -> Callable[[Metric], bool]:
     return lambda metric: metric.family in families
 
@@ -96,9 +102,10 @@ def _exact_range(instance: Instance, **options) -> RangeResult:
 
 
 REGISTRY: dict[str, Method] = {m.name: m for m in (
-    Method("closed-form", lambda instance, **_: closed_form(instance), computes=is_dot_product,
+    Method("closed-form", lambda instance, **_: closed_form(instance), computes=closed_form_computes,
            exact_on=lambda instance: True, accepts=no_limits, ranges=lambda instance, **_: closed_form_range(instance),
-           summary="Tan & Clarke: each unjudged document at G where it helps the better list, else 0"),
+           summary="Tan & Clarke: each unjudged document at G where it helps the better list, else 0; "
+                   "Success@k and R@k: their own proved closed forms"),
     Method("alg1", lambda instance, **_: alg1(instance), computes=family_in("nDCG"),
            exact_on=lambda instance: instance.max_grade == 1, accepts=no_limits, warm_start=True,
            summary="Moffat's Algorithm 1 (exact for binary judgments; graded: a lower bound)"),

@@ -66,8 +66,10 @@ def resolve_method(metric, max_grade: int, settings: Settings, cache: dict) -> t
             probe = build_instance(metric, (), (), {}, max_grade=max_grade, limits=settings.limits)
             method = methods.auto(probe, ranges=settings.ranges).name
         # the array kernels compute what the method computes, for a metric without options (Alg. 1's: with
-        # a cutoff); a range: the kernels that give both ends (Alg. 1 gives none)
+        # a cutoff; the closed form's: the dot products, not Success or R@k); a range: the kernels that give
+        # both ends (Alg. 1 gives none)
         applies = method in KERNEL_METHODS and methods.get(method).computes(metric) and (
+            method != "closed-form" or methods.is_dot_product(metric)) and (
             method != "alg1" or metric.cutoff is not None) and (not settings.ranges or method in RANGE_KERNELS)
         fast = (settings.fast and applies and settings.pad == "none" and not settings.residual
                 and not settings.limits)

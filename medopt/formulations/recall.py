@@ -22,7 +22,8 @@ limits and dominance rows only shrink the feasible set.  Cases are solved best b
 search stops at the first bound that does not beat the difference already reached.
 
 None of the three is a dot product (R moves with the assignment), so the closed form of the
-dot-product metrics does not apply.
+dot-product metrics does not apply.  Without limits R@k has a closed form of its own
+(metrics/recall.py, with its proof), which ``auto`` takes; Rprec has none.
 """
 
 from __future__ import annotations

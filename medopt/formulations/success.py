@@ -13,7 +13,8 @@ exactly when X has a relevant document, hit[other] must be 1 exactly when Y has 
 optimum is the direction's largest difference, whatever its sign (a range's low end too).
 
 Success is no dot product (it is the largest b_i of the top k, not a weighted sum), so the
-closed form of the dot-product metrics does not apply to it.
+closed form of the dot-product metrics does not apply to it; without limits it has a closed form of
+its own (metrics/success.py, with its proof), which ``auto`` takes; this model serves limits.
 """
 
 from __future__ import annotations

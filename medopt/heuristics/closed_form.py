@@ -1,4 +1,5 @@
-"""Tan & Clarke's closed form for static weighted-precision metrics (P, DCG, SDCG, RBP).
+"""Tan & Clarke's closed form for static weighted-precision metrics (P, DCG, SDCG, RBP), and the
+dispatch to the closed forms metric families give of their own (Success@k, R@k).
 
 For a metric ``M(X) = sum_i W(i) u(grade(x_i))`` with ``u`` non-decreasing and
 ``u(0) = 0``, the difference ``M(A) - M(B)`` is a constant (the judged
@@ -9,6 +10,11 @@ The terms are independent, so each is maximised on its own: the top grade G when
 taking the larger is the exact maximum; the value is therefore its own upper
 bound.  Each direction's maximum is exact on its own, so the two are the ends of the difference
 range (SPEC 7).  With the RBP residual the tail adds a constant to each direction.
+
+Other metric families may give closed forms of their own: a metric with a ``closed_form_ends(instance)``
+method (Success@k, R@k; the proof is in its docstring, beside the metric) is answered by it, and the
+closed-form method computes MED and both range ends for those metrics too (``has_closed_form``).
+Both kinds hold without relevance limits only.
 """
 
 from __future__ import annotations
@@ -26,11 +32,23 @@ def document_weights(instance: Instance) -> tuple[dict, dict]:
     return weights_a, weights_b
 
 
+def has_closed_form(metric) -> bool:
+    """Whether the metric family gives a closed form of its own (``closed_form_ends(instance)``)."""
+    return callable(getattr(metric, "closed_form_ends", None))
+
+
 def closed_form_ends(instance: Instance) -> dict[str, tuple[float, dict]]:
     """Each direction's maximum and a maximising assignment: {"a": max M(A) - M(B), "b": max
-    M(B) - M(A)}.  The terms are independent whatever the sign of the total, so each direction's
-    maximum is exact on its own (it is minus the other direction's minimum: the two ends of the
-    difference range)."""
+    M(B) - M(A)}: the metric's own closed form when it has one, else the dot product's below."""
+    if has_closed_form(instance.metric):
+        return instance.metric.closed_form_ends(instance)
+    return dot_product_ends(instance)
+
+
+def dot_product_ends(instance: Instance) -> dict[str, tuple[float, dict]]:
+    """The dot product's ends.  The terms are independent whatever the sign of the total, so each
+    direction's maximum is exact on its own (it is minus the other direction's minimum: the two ends
+    of the difference range)."""
     metric, grading = instance.metric, instance.grading
     weights_a, weights_b = document_weights(instance)
     base = sum(w * metric.unit_gain(instance.judgments[d], grading) for d, w in weights_a.items() if d in instance.judgments)

@@ -306,3 +306,32 @@ def log2_discount(rank: int) -> float:
 positive_int = lambda v: isinstance(v, int) and v >= 1
 probability = lambda v: isinstance(v, float) and 0.0 < v < 1.0
 non_negative = lambda v: isinstance(v, float) and math.isfinite(v) and v >= 0.0
+
+
+@dataclass(frozen=True)
+class BinarySides:
+    """One direction, X over Y, of an instance as the binary closed forms see it (``closed_form_ends`` of
+    Success and R@k): X's and Y's judged relevant documents, the collection's (``judged``: every judged
+    document, retrieved or not), and the unjudged documents of the two top ks that an assignment can make
+    relevant (grade G >= rel; none when G < rel), split into X's only, Y's only and shared."""
+
+    judged_x: int
+    judged_y: int
+    judged: int
+    x_only: tuple
+    y_only: tuple
+    shared: tuple
+
+
+def binary_sides(metric: Metric, instance, direction: str) -> BinarySides:
+    """``instance`` (duck-typed: ``a``, ``b``, ``judgments``, ``unjudged``, ``grading``; an Instance
+    lives a layer above) seen from ``direction`` ("a": A over B, "b": B over A)."""
+    x, y = (instance.a, instance.b) if direction == "a" else (instance.b, instance.a)
+    judgments = instance.judgments
+    relevant = lambda ranking: sum(1 for d in ranking if d in judgments and metric.is_relevant(judgments[d]))
+    free = instance.unjudged if metric.is_relevant(instance.grading.max_grade) else ()
+    in_x, in_y = set(x), set(y)
+    return BinarySides(relevant(x), relevant(y), count_relevant(judgments, metric),
+                       tuple(d for d in free if d in in_x and d not in in_y),
+                       tuple(d for d in free if d in in_y and d not in in_x),
+                       tuple(d for d in free if d in in_x and d in in_y))
