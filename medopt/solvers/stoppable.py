@@ -33,12 +33,14 @@ STOP_WAIT = 0.4      # seconds a stopped solver is given to return
 OVERRUN_GRACE = 0.1  # seconds past its time limit a solver may take before it is stopped
 
 
-EXIT_WAIT = 30.0     # seconds the interpreter's exit waits for solvers left running (then exits anyway)
+EXIT_WAIT = 30.0          # seconds the interpreter's exit waits for a solver left past its time limit
+INTERRUPTED_EXIT_WAIT = 0.8  # ... and for one still running after an interrupt (Ctrl-C ends the program in ~1 s)
 
-# the done-events of solver threads left running after they overran their time limit: a process that
-# exits under a running HiGHS or CP-SAT call can abort (C++ terminate), so a normal exit waits for them
-# (_wait_for_left_solvers); an interrupted program does not wait (Ctrl-C ends it within about a second)
-_LEFT: set = set()
+# done-event -> seconds the exit may wait for that solver thread: a process that exits under a running
+# HiGHS or CP-SAT call can abort (C++ terminate, "terminate called without an active exception"), so
+# the interpreter's exit waits for the threads left running (_wait_for_left_solvers): long for one that
+# overran its limit (it ends at its next check), briefly after an interrupt
+_LEFT: dict = {}
 
 
 class SolverOverran(Exception):
@@ -47,9 +49,9 @@ class SolverOverran(Exception):
 
 @atexit.register
 def _wait_for_left_solvers(limit: float = EXIT_WAIT) -> None:
-    give_up = time.monotonic() + limit
-    for done in list(_LEFT):
-        done.wait(max(0.0, give_up - time.monotonic()))
+    started = time.monotonic()
+    for done, wait in list(_LEFT.items()):
+        done.wait(max(0.0, started + min(wait, limit) - time.monotonic()))
 
 
 def run_stoppable(run: Callable[[], object], stop: Callable[[], None], time_limit: float | None = None):
@@ -75,10 +77,10 @@ def run_stoppable(run: Callable[[], object], stop: Callable[[], None], time_limi
         while not done.is_set() and time.monotonic() < give_up:
             stop()
             done.wait(POLL)
-        if overran and not done.is_set():  # left running past its limit: the interpreter's exit waits for it
-            # (not after an interrupt: Ctrl-C must end the program within about a second)
-            _LEFT.difference_update([event for event in list(_LEFT) if event.is_set()])
-            _LEFT.add(done)
+        if not done.is_set():  # left running: the interpreter's exit waits for it (_LEFT)
+            for event in [event for event in _LEFT if event.is_set()]:
+                del _LEFT[event]
+            _LEFT[done] = EXIT_WAIT if overran else INTERRUPTED_EXIT_WAIT
         return done.is_set()
 
     worker = threading.Thread(target=work, name="medopt-solve", daemon=True)
