@@ -221,6 +221,15 @@ class ResultStore:
             (run_a, run_b, metric))
         return set(cursor.fetchall())
 
+    def stored_and_retried(self, run_a: str, run_b: str, metric: str, *, retry: bool = False) -> tuple[set, set]:
+        """(topic, method) pairs of one pair and metric that a job need not compute (stored), and those of
+        them stored uncertified that ``retry`` computes again (retried: no longer in the first set)."""
+        stored = self.stored_topics(run_a, run_b, metric)
+        if not retry:
+            return stored, set()
+        kept = self.stored_topics(run_a, run_b, metric, retry=True)
+        return kept, stored - kept
+
     def retryable(self) -> int:
         """How many stored rows ``retry`` would compute again."""
         if not self.columns:

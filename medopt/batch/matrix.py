@@ -93,12 +93,8 @@ def plan_job(runset: RunSet, metrics: list, settings: Settings, store: ResultSto
                 common = common[chosen[common]]
             tops = runset.max_grade[common]
             for metric in metrics:
-                stored = again = set()
-                if store:
-                    stored = store.stored_topics(runset.names[i], runset.names[j], str(metric))
-                    if retry:
-                        kept = store.stored_topics(runset.names[i], runset.names[j], str(metric), retry=True)
-                        stored, again = kept, stored - kept
+                stored, again = store.stored_and_retried(runset.names[i], runset.names[j], str(metric), retry=retry) \
+                    if store else (set(), set())
                 groups: dict = {}
                 for top in np.unique(tops).tolist():  # the method depends on the metric and G only
                     method, fast = resolve_method(metric, top, settings, cache)

@@ -104,12 +104,8 @@ def plan_passages(plan, pset: PassageSet, metrics: list, settings: Settings, sto
             if topics is not None:
                 common = common[topics[common]]
             for metric in metrics:
-                stored = again = set()
-                if store:
-                    stored = store.stored_topics(pset.names[i], pset.names[j], str(metric))
-                    if retry:
-                        kept = store.stored_topics(pset.names[i], pset.names[j], str(metric), retry=True)
-                        stored, again = kept, stored - kept
+                stored, again = store.stored_and_retried(pset.names[i], pset.names[j], str(metric), retry=retry) \
+                    if store else (set(), set())
                 keep = [t for t in common.tolist() if (pset.topics[t], method) not in stored]
                 plan.stored += len(common) - len(keep)
                 plan.retried += sum((pset.topics[t], method) in again for t in keep)
