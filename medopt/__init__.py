@@ -11,7 +11,7 @@ from .result import MedResult, RangeResult
 
 # Loaded when first used (pandas, the batch engine, ir_measures): ``import medopt`` stays light.
 _LAZY = {"compare": "runs", "matrix": "runs", "to_trec_eval": "runs", "to_latex": "runs", "MED": "measure",
-         "MEDRange": "measure"}
+         "MEDRange": "measure", "judge_next": "judging"}
 
 
 def __getattr__(name):
@@ -23,7 +23,7 @@ def __getattr__(name):
 
 
 __all__ = ["med", "score", "difference_range", "score_range", "compare", "matrix", "to_trec_eval", "to_latex",
-           "MED", "MEDRange", "RangeResult", "parse_metric", "MedResult", "Instance", "RelevanceLimit",
+           "MED", "MEDRange", "judge_next", "RangeResult", "parse_metric", "MedResult", "Instance", "RelevanceLimit",
            "build_instance", "Grading", "MedoptError", "MetricSyntaxError", "InputFormatError", "InputFrameError",
            "TooLargeError", "METHODS", "PassageRun", "read_passage_run", "read_spans", "read_passage_judgments",
            "PassageInstance", "build_passage_instance"]

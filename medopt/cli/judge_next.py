@@ -1,0 +1,60 @@
+"""``medopt judge-next``: which documents to judge next so that the runs' comparisons are decided."""
+
+from __future__ import annotations
+
+import click
+
+from ..io.paths import check_output_file
+from ..io.results import FORMATS, format_rows, write_parquet, write_rows
+from ..judging import JUDGE_COLUMNS, POLICIES, judge_next
+from .common import DEFAULT_TIME_LIMIT, TimeLimit, judged_only_option, main, warn
+
+
+@main.command("judge-next")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--qrels", type=click.Path(dir_okay=False), default=None,
+              help="TREC qrels: the judgments so far (none: nothing judged yet).")
+@click.option("-m", "--metric", required=True, help="One metric, ir_measures style (AP@100, nDCG@10) or trec_eval.")
+@click.option("--budget", type=click.IntRange(min=1), default=10, show_default=True, help="Documents to list.")
+@click.option("--per-topic", type=click.IntRange(min=1), default=None, help="At most this many per topic.")
+@click.option("--policy", type=click.Choice(POLICIES), default="lookahead", show_default=True,
+              help="lookahead: worst-case shrinkage of the mean difference range, exact; assignment: documents "
+                   "the ends' assignments disagree on; depth: pooling order; random: seeded.")
+@click.option("--target", type=click.FloatRange(min=0), default=None,
+              help="Goal: each pair's mean MED at most this (default goal: every pair decided).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random policy.")
+@click.option("--max-grade", type=click.IntRange(min=1), default=None,
+              help="Top grade G (default: largest grade in the topic's qrels, at least 1).")
+@click.option("--method", default="auto", show_default=True, help="Method for the ranges (auto, exact, ...).")
+@click.option("--solver", default=None, help="Exact solver: highs or cpsat.")
+@click.option("--time-limit", type=TimeLimit(), default=DEFAULT_TIME_LIMIT,
+              help=f"Seconds per range (default {DEFAULT_TIME_LIMIT:g}); an uncertified end counts at its bound.")
+@click.option("--format", "fmt", type=click.Choice((*FORMATS, "parquet")), default="csv", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Output file (default: stdout).")
+@click.option("--honour-rank", is_flag=True, help="Order by the rank column instead of trec_eval's score order.")
+@judged_only_option
+def judge_next_command(runs, qrels, metric, budget, per_topic, policy, target, seed, max_grade, method, solver,
+                       time_limit, fmt, output, honour_rank, judged_only):
+    """List the (topic, docid) to judge next for RUNS (every pair of them), best first, each with why it
+    was chosen.  Goal: every pair's mean difference range decided (SPEC 7), or with --target every pair's
+    mean MED at most the target.  Each pair's current mean range is printed on stderr."""
+    if fmt == "parquet" and not output:
+        raise click.UsageError("--format parquet writes a file: give -o FILE")
+    if output:
+        check_output_file(output, "-o")
+    summary = []
+    frame = judge_next(list(runs), qrels, metric, budget=budget, policy=policy, per_topic=per_topic,
+                       target=target, seed=seed, max_grade=max_grade, method=method, solver=solver,
+                       time_limit=time_limit, honour_rank=honour_rank, judged_only=judged_only,
+                       summary=summary, warn=warn)
+    for row in summary:
+        state = "done" if row["done"] else "open"
+        click.echo(f"medopt: {row['run_a']} - {row['run_b']}: mean difference range [{row['low']:.4f}, "
+                   f"{row['high']:.4f}] ({row['verdict']}), mean MED {row['mean_med']:.4f}, {state}", err=True)
+    rows = frame.to_dict("records")
+    if output and fmt == "parquet":
+        write_parquet(rows, JUDGE_COLUMNS, output)
+    elif output:
+        write_rows(rows, JUDGE_COLUMNS, fmt, output)
+    else:
+        click.echo(format_rows(rows, JUDGE_COLUMNS, fmt), nl=False)

@@ -1,0 +1,342 @@
+"""Which documents to judge next: judgment budgeting on the difference ranges (SPEC 7).
+
+The state (``Judging``) holds runs, the pairs compared, the topics and the judgments so far.  For each
+open pair p and topic t it keeps the difference range [low_pt, high_pt] (``medopt.difference_range``;
+its proven bounds, so an uncertified end is never taken for better than it is).  A pair is *done*
+when its mean difference range [mean_t low_pt, mean_t high_pt] excludes 0 (``decided``, SPEC 7), or,
+with a ``target``, when its mean MED, mean_t max(high_pt, -low_pt), is at most the target.  Judging
+only removes assignments, so a range only narrows and a done pair stays done.
+
+Each policy orders the unjudged documents of the open pairs' lists (the metric's top k of each run;
+a candidate of topic t is a document some open pair leaves unjudged on t):
+
+* ``lookahead``: the value of judging d on topic t is the worst case over the grades d could receive
+  of how much the goal's measure shrinks, summed over the open pairs and divided by the number of
+  topics (so it is in units of the pairs' mean): min_g sum_p [obj(low_pt, high_pt) - obj(low_pt^g,
+  high_pt^g)] / |T|, where [low_pt^g, high_pt^g] is the range with d judged g (the exact engine) and
+  obj is the width high - low (goal: decided) or the MED max(high, -low) (goal: target).  Grades that
+  the metric does not tell apart (a binary metric: relevant or not) count once.
+* ``assignment``: the documents on which the current maximising assignments of the two ends
+  disagree, by the same worst case computed on those assignments alone (no new solve): the bound
+  below.
+* ``depth``: pooling order, by the best rank of the document in any run of an open pair.
+* ``random``: a seeded shuffle.
+
+**The bound that prunes lookahead.**  Let x_hi be an assignment reaching high_pt and x_lo one reaching
+low_pt, and x[d:=g] the same assignment with d at grade g (it still meets every relevance limit or
+the bound is not used).  x_hi[d:=g] is feasible once d is judged g, so high_pt^g >= diff(x_hi[d:=g]);
+likewise low_pt^g <= diff(x_lo[d:=g]).  obj is increasing in high and decreasing in low, hence
+obj(low_pt^g, high_pt^g) >= obj(diff(x_lo[d:=g]), diff(x_hi[d:=g])) and each pair's reduction is at
+most obj(low_pt, high_pt) - obj(diff(x_lo[d:=g]), diff(x_hi[d:=g])).  Summed over pairs and minimised
+over g, that bounds the lookahead value from above, and where both assignments already give d a grade
+equivalent to g, the reduction for g is exactly 0.  Lookahead takes candidates best bound first and
+solves one only when its bound could still beat the values found (lazy evaluation): a candidate whose
+exact value is at the top of the queue is at least every other candidate's bound, hence their value.
+Values are one-step values from the current judgments; several documents chosen at once are not
+re-optimised jointly.  Documents of equal value go by bound, then by depth.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import random as random_module
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Mapping, Sequence
+
+from . import api
+from .errors import MedoptError
+from .instance import build_instance
+from .metrics import parse_metric
+from .result import verdict
+
+POLICIES = ("lookahead", "assignment", "depth", "random")
+JUDGE_COLUMNS = ("rank", "topic", "docid", "policy", "value", "bound", "pairs", "pair", "topic_low",
+                 "topic_high", "why")
+
+
+@dataclass
+class Cell:
+    """One pair on one topic: its range (proven ends), the assignments reaching them and the instance."""
+
+    low: float
+    high: float
+    low_assignment: dict
+    high_assignment: dict
+    certified: bool
+    instance: object
+
+
+class Judging:
+    """Runs, pairs, topics, judgments and each open pair's ranges per topic (see the module docstring).
+
+    ``rankings`` maps run name -> {topic: docids best first}; ``pairs`` are (name, name) tuples
+    (default: every pair of runs); ``judgments`` maps topic -> {docid: grade}.  ``max_grade`` is the
+    top grade G (default per topic: its largest judged grade at the start, at least 1; it stays fixed
+    while judgments arrive).  ``method``, ``solver`` and ``time_limit`` go to each range's solve."""
+
+    def __init__(self, metric, rankings: Mapping[str, Mapping[str, Sequence[str]]], topics: Sequence[str],
+                 judgments: Mapping[str, Mapping[str, int]] | None = None, *, pairs=None,
+                 target: float | None = None, max_grade: int | None = None, method: str = "auto",
+                 solver: str | None = None, time_limit: float | None = None):
+        self.metric = parse_metric(metric)
+        if getattr(self.metric, "characters", False):
+            raise MedoptError(f"judge-next takes document metrics, not {self.metric} (SPEC 8)")
+        if target is not None and not (isinstance(target, (int, float)) and target >= 0):
+            raise MedoptError(f"target must be a number >= 0, got {target!r}")
+        self.rankings, self.topics, self.target = rankings, list(topics), target
+        if not self.topics:
+            raise MedoptError("no topic to judge")
+        self.pairs = list(pairs) if pairs is not None else list(combinations(rankings, 2))
+        if not self.pairs:
+            raise MedoptError("judge-next needs at least two runs (one pair to compare)")
+        self.judgments = {t: dict((judgments or {}).get(t, {})) for t in self.topics}
+        self.max_grade = {t: max_grade if max_grade is not None else max([1, *self.judgments[t].values()])
+                          for t in self.topics}
+        self.settings = {"method": method, "solver": solver, "time_limit": time_limit}
+        self.cells: dict[tuple, Cell] = {}
+        for topic in self.topics:
+            self.refresh(topic)
+
+    # -- ranges -----------------------------------------------------------
+    def solve(self, pair, topic: str, judgments: Mapping[str, int], *, instance: bool = False) -> Cell:
+        """The range of ``pair`` on ``topic`` under ``judgments`` (with its instance when asked)."""
+        a, b = (self.rankings[name].get(topic, ()) for name in pair)
+        try:
+            result = api.difference_range(self.metric, a, b, judgments, max_grade=self.max_grade[topic],
+                                          **self.settings)
+        except MedoptError as error:
+            raise MedoptError(f"topic {topic}, {self.metric}: {error}") from None
+        built = build_instance(self.metric, a, b, judgments, max_grade=self.max_grade[topic]) if instance else None
+        return Cell(result.low_bound, result.high_bound, result.low_assignment, result.high_assignment,
+                    result.certified, built)
+
+    def refresh(self, topic: str) -> None:
+        """Solve the ranges of every open pair on ``topic`` under the current judgments."""
+        for pair in self.open_pairs():
+            self.cells[pair, topic] = self.solve(pair, topic, self.judgments[topic], instance=True)
+
+    def judge(self, topic: str, grades: Mapping[str, int]) -> None:
+        """Record judgments on ``topic`` and re-solve its ranges."""
+        self.judgments[topic].update(grades)
+        self.refresh(topic)
+
+    def mean_range(self, pair) -> tuple[float, float]:
+        cells = [self.cells[pair, t] for t in self.topics]
+        return sum(c.low for c in cells) / len(cells), sum(c.high for c in cells) / len(cells)
+
+    def mean_med(self, pair) -> float:
+        return sum(max(self.cells[pair, t].high, -self.cells[pair, t].low) for t in self.topics) / len(self.topics)
+
+    def done(self, pair) -> bool:
+        if self.target is not None:
+            return self.mean_med(pair) <= self.target
+        return verdict(*self.mean_range(pair)) == "decided"
+
+    def open_pairs(self) -> list:
+        return [p for p in self.pairs if not all((p, t) in self.cells for t in self.topics) or not self.done(p)]
+
+    def objective(self, low: float, high: float) -> float:
+        return max(high, -low) if self.target is not None else high - low
+
+    # -- candidates -------------------------------------------------------
+    def candidates(self, topic: str, pairs=None) -> dict[str, list]:
+        """{docid: the open pairs that leave it unjudged on ``topic``}, in order of first appearance."""
+        found: dict[str, list] = {}
+        for pair in pairs if pairs is not None else self.open_pairs():
+            for doc in self.cells[pair, topic].instance.unjudged:
+                found.setdefault(doc, []).append(pair)
+        return found
+
+    def depth(self, topic: str, doc: str, pairs) -> int:
+        names = {name for pair in pairs for name in pair}
+        return min((self.rankings[n].get(topic, ()).index(doc) + 1 for n in names
+                    if doc in self.rankings[n].get(topic, ())), default=math.inf)
+
+    def grades(self, topic: str) -> list[int]:
+        """One grade per class the metric tells apart (binary: not relevant, relevant)."""
+        chosen, seen = [], set()
+        for grade in range(self.max_grade[topic] + 1):
+            kind = self.metric.is_relevant(grade) if self.metric.binary else grade
+            if kind not in seen:
+                seen.add(kind)
+                chosen.append(grade)
+        return chosen
+
+    def _same(self, first: int, second: int) -> bool:
+        return self.metric.is_relevant(first) == self.metric.is_relevant(second) if self.metric.binary \
+            else first == second
+
+    def bound(self, topic: str, doc: str, pairs) -> float:
+        """The lookahead value's upper bound from the current assignments (module docstring)."""
+        worst = math.inf
+        for grade in self.grades(topic):
+            total = 0.0
+            for pair in pairs:
+                total += self._flip_bound(self.cells[pair, topic], doc, grade)
+            worst = min(worst, total)
+        return worst / len(self.topics)
+
+    def _flip_bound(self, cell: Cell, doc: str, grade: int) -> float:
+        current = self.objective(cell.low, cell.high)
+        if not cell.certified:  # a bound may fall further than any assignment shows
+            return current
+        if self._same(cell.high_assignment.get(doc, 0), grade) and self._same(cell.low_assignment.get(doc, 0), grade):
+            return 0.0
+        flipped_high = dict(cell.high_assignment, **{doc: grade})
+        flipped_low = dict(cell.low_assignment, **{doc: grade})
+        instance = cell.instance
+        if not (instance.satisfies_limits(flipped_high) and instance.satisfies_limits(flipped_low)):
+            return current
+        high = instance.differences(flipped_high)["a"]
+        low = instance.differences(flipped_low)["a"]
+        return max(0.0, current - self.objective(min(low, cell.high), max(high, cell.low)))
+
+    def value(self, topic: str, doc: str, pairs) -> float:
+        """The lookahead value: the worst case over grades of the goal's shrinkage, with the ranges
+        re-solved with ``doc`` judged (a grade both current assignments already give it costs no solve)."""
+        worst = math.inf
+        for grade in self.grades(topic):
+            total = 0.0
+            for pair in pairs:
+                cell = self.cells[pair, topic]
+                if cell.certified and self._same(cell.high_assignment.get(doc, 0), grade) \
+                        and self._same(cell.low_assignment.get(doc, 0), grade):
+                    continue  # both ends are reached with d at this grade: the range is unchanged
+                new = self.solve(pair, topic, dict(self.judgments[topic], **{doc: grade}))
+                low, high = max(new.low, cell.low), min(new.high, cell.high)  # judging only narrows
+                total += max(0.0, self.objective(cell.low, cell.high) - self.objective(low, high))
+            worst = min(worst, total)
+            if worst <= 0:
+                break
+        return worst / len(self.topics)
+
+    # -- selection --------------------------------------------------------
+    def select(self, policy: str = "lookahead", *, budget: int = 10, per_topic: int | None = None,
+               seed: int = 0, topics: Sequence[str] | None = None) -> list[dict]:
+        """Up to ``budget`` documents to judge next (at most ``per_topic`` per topic), best first, as
+        rows of JUDGE_COLUMNS."""
+        if policy not in POLICIES:
+            raise MedoptError(f"unknown policy {policy!r}: choose from {', '.join(POLICIES)}")
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+            raise MedoptError(f"budget must be a positive whole number, got {budget!r}")
+        if per_topic is not None and (isinstance(per_topic, bool) or not isinstance(per_topic, int) or per_topic < 1):
+            raise MedoptError(f"per_topic must be a positive whole number, got {per_topic!r}")
+        pairs = self.open_pairs()
+        entries = []  # (topic, doc, pairs, depth)
+        for topic in topics if topics is not None else self.topics:
+            for doc, affected in self.candidates(topic, pairs).items():
+                entries.append((topic, doc, affected, self.depth(topic, doc, affected)))
+        taken: dict[str, int] = {}
+
+        def room(topic):
+            return per_topic is None or taken.get(topic, 0) < per_topic
+
+        chosen = []
+        if policy in ("depth", "random"):
+            if policy == "depth":  # pooling: every topic to depth 1, then depth 2, ...
+                entries.sort(key=lambda e: (e[3], self.topics.index(e[0]), e[1]))
+            else:
+                random_module.Random(seed).shuffle(entries)
+            for entry in entries:
+                if len(chosen) < budget and room(entry[0]):
+                    taken[entry[0]] = taken.get(entry[0], 0) + 1
+                    chosen.append((math.nan, math.nan, entry))
+        else:
+            heap = []
+            for index, entry in enumerate(entries):
+                bound = self.bound(entry[0], entry[1], entry[2])
+                exact = policy == "assignment"
+                heap.append((-bound, not exact, entry[3], index, bound, bound if exact else None))
+            heapq.heapify(heap)
+            while heap and len(chosen) < budget:
+                key, pending, depth, index, bound, value = heapq.heappop(heap)
+                entry = entries[index]
+                if not room(entry[0]):
+                    continue
+                if pending:  # its bound leads: solve it, and queue it again at its exact value
+                    value = self.value(entry[0], entry[1], entry[2])
+                    heapq.heappush(heap, (-value, False, depth, index, bound, value))
+                    continue
+                taken[entry[0]] = taken.get(entry[0], 0) + 1
+                chosen.append((value, bound, entry))
+        return [self._row(rank, policy, value, bound, entry)
+                for rank, (value, bound, entry) in enumerate(chosen, start=1)]
+
+    def _row(self, rank: int, policy: str, value: float, bound: float, entry) -> dict:
+        topic, doc, pairs, depth = entry
+        widest = max(pairs, key=lambda p: self.cells[p, topic].high - self.cells[p, topic].low)
+        cell = self.cells[widest, topic]
+        goal = "mean MED" if self.target is not None else "mean range width"
+        if policy == "lookahead":
+            why = f"judging it shrinks the {goal} by >= {value:.4g} whatever its grade"
+        elif policy == "assignment":
+            why = f"the ends' assignments disagree on it; shrinkage bound {value:.4g}"
+        elif policy == "depth":
+            why = f"rank {depth} in an open pair's run"
+        else:
+            why = "random pick"
+        why += (f"; {len(pairs)} open pair(s); topic range [{cell.low:.4g}, {cell.high:.4g}] "
+                f"for {widest[0]} - {widest[1]}")
+        return {"rank": rank, "topic": topic, "docid": doc, "policy": policy, "value": value, "bound": bound,
+                "pairs": len(pairs), "pair": f"{widest[0]} - {widest[1]}", "topic_low": cell.low,
+                "topic_high": cell.high, "why": why}
+
+    def summary(self) -> list[dict]:
+        """One row per pair: its mean difference range, mean MED and verdict (or target reached)."""
+        rows = []
+        for pair in self.pairs:
+            if not all((pair, t) in self.cells for t in self.topics):
+                continue
+            low, high = self.mean_range(pair)
+            rows.append({"run_a": pair[0], "run_b": pair[1], "low": low, "high": high,
+                         "mean_med": self.mean_med(pair), "verdict": verdict(low, high), "done": self.done(pair)})
+        return rows
+
+
+def judge_next(runs, qrels=None, metric="AP@100", *, budget: int = 10, policy: str = "lookahead",
+               per_topic: int | None = None, target: float | None = None, seed: int = 0,
+               max_grade: int | None = None, method: str = "auto", solver: str | None = None,
+               time_limit: float | None = None, topics: Sequence[str] | None = None, honour_rank: bool = False,
+               judged_only: bool = False, summary: list | None = None, warn=None):
+    """The documents to judge next for ``runs`` (two or more: every pair is compared), as a DataFrame
+    with the columns of ``medopt judge-next`` (JUDGE_COLUMNS), best first.
+
+    ``runs``: TREC files or any run form ``medopt.compare`` takes; ``qrels``: the judgments so far (a
+    file or any qrels form; None: nothing judged).  The goal is a decided mean difference range
+    (SPEC 7) for every pair, or with ``target`` a mean MED at most ``target``.  ``policy``: lookahead
+    (default), assignment, depth or random (``seed``); ``budget`` documents in all, at most
+    ``per_topic`` per topic.  Topics: those common to all runs (``topics`` to choose).  ``summary``:
+    a list that receives one row per pair (its mean range, mean MED, verdict)."""
+    import pandas as pd
+
+    from .io.frames import as_qrels, as_run, qrels_source
+    from .io.trec import judged_topics, run_names
+
+    loaded = [as_run(run, f"run {i + 1}", honour_rank=honour_rank) for i, run in enumerate(runs)]
+    if len(loaded) < 2:
+        raise MedoptError(f"judge-next needs at least two runs, got {len(loaded)}")
+    names = run_names(*loaded)
+    if len(set(names)) < len(names):
+        raise MedoptError(f"a run is given twice: {' '.join(names)}")
+    judgments = as_qrels(qrels) if qrels is not None else {}
+    common = set.intersection(*(set(run.rankings) for run in loaded))
+    if topics is None:
+        if not common:
+            raise MedoptError("the runs have no topic in common")
+        topics, notes = judged_topics(common, judgments, qrels_source(qrels) if qrels is not None else None,
+                                      judged_only=judged_only)
+        for note in notes:
+            if warn is not None:
+                warn(note)
+    else:
+        missing = [t for t in topics if t not in common]
+        if missing:
+            raise MedoptError(f"topic {missing[0]} is not in every run")
+    state = Judging(metric, {n: r.rankings for n, r in zip(names, loaded)}, topics, judgments, target=target,
+                    max_grade=max_grade, method=method, solver=solver, time_limit=time_limit)
+    if summary is not None:
+        summary.extend(state.summary())
+    return pd.DataFrame(state.select(policy, budget=budget, per_topic=per_topic, seed=seed),
+                        columns=list(JUDGE_COLUMNS))
