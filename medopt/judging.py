@@ -48,6 +48,8 @@ from typing import Mapping, Sequence
 from . import api
 from .errors import MedoptError
 from .instance import build_instance
+from .io.frames import as_qrels, as_run, qrels_source
+from .io.trec import judged_topics, run_names
 from .metrics import parse_metric
 from .result import verdict
 
@@ -309,10 +311,7 @@ def judge_next(runs, qrels=None, metric="AP@100", *, budget: int = 10, policy: s
     (default), assignment, depth or random (``seed``); ``budget`` documents in all, at most
     ``per_topic`` per topic.  Topics: those common to all runs (``topics`` to choose).  ``summary``:
     a list that receives one row per pair (its mean range, mean MED, verdict)."""
-    import pandas as pd
-
-    from .io.frames import as_qrels, as_run, qrels_source
-    from .io.trec import judged_topics, run_names
+    import pandas as pd  # only here: the state and the command's rows need no pandas
 
     loaded = [as_run(run, f"run {i + 1}", honour_rank=honour_rank) for i, run in enumerate(runs)]
     if len(loaded) < 2:
