@@ -3,13 +3,18 @@ spends before the comparisons are decided.
 
 The qrels play the assessor: a document they grade gets that grade, any other one counts as judged
 not relevant.  The campaign starts from a seeded share of each topic's qrels (0: nothing judged) and
-judges in rounds: each round, every topic gets up to ``batch`` documents chosen by the policy, then the
-ranges are re-solved.  It stops when every pair is done (decided, or at the target), when no unjudged
-document is left in the pairs' lists, or after ``max_rounds``.
+judges in batches of ``batch`` documents of one topic, re-solving that topic's ranges after each.  The
+policy chooses the documents of each topic's next batch (``Judging.select`` on that topic) and the
+topic: ``lookahead`` and ``assignment`` the topic whose batch has the largest total value, ``depth``
+the topics in turn (pooling), ``random`` a seeded choice.  A topic's next batch is kept until its
+judgments change or a pair is done (values count the open pairs only).  The campaign stops when every
+pair is done (decided, or at the target), when no unjudged document is left in the open pairs'
+lists, or after ``max_batches``.
 
-``simulate`` returns one record per round (round 0 is the start): judgments spent so far (beyond the
-start), pairs done, the mean over pairs of the mean MED and of the mean range's width, and the wall
-seconds of the round's selection (choosing the documents, not re-solving after judging them).
+``simulate`` returns one record per batch (record 0 is the start): judgments spent so far (beyond the
+start), the topic judged, pairs done, the mean over pairs of the mean MED and of the mean range's
+width, and the wall seconds of the batch's selection (choosing the documents, not re-solving after
+judging them).
 ``decided_at`` reads, from those records, the judgments each pair needed.
 """
 
@@ -33,36 +38,47 @@ def start_judgments(qrels: Mapping[str, Mapping[str, int]], topics: Sequence[str
 
 def simulate(metric, rankings: Mapping[str, Mapping[str, Sequence[str]]], pairs, topics: Sequence[str],
              qrels: Mapping[str, Mapping[str, int]], *, policy: str, start: float = 0.0, batch: int = 10,
-             seed: int = 0, max_grade: int | None = None, max_rounds: int | None = None,
+             seed: int = 0, max_grade: int | None = None, max_batches: int | None = None,
              target: float | None = None, method: str = "auto", solver: str | None = None,
              time_limit: float | None = None) -> list[dict]:
-    """The campaign's records, round by round (module docstring)."""
+    """The campaign's records, batch by batch (module docstring)."""
     if max_grade is None:
         max_grade = max([1, *(g for t in topics for g in qrels.get(t, {}).values())])
     state = Judging(metric, rankings, topics, start_judgments(qrels, topics, start, seed), pairs=pairs,
                     target=target, max_grade=max_grade, method=method, solver=solver, time_limit=time_limit)
-    records = [_record(state, 0, 0, 0.0)]
-    spent, round_number = 0, 0
-    while state.open_pairs() and (max_rounds is None or round_number < max_rounds):
-        round_number += 1
+    records = [_record(state, 0, 0, 0.0, None)]
+    rng = random.Random(seed)
+    lists: dict[str, list] = {}  # topic -> its next batch, valid while its judgments and the open pairs stay
+    open_pairs, turn, spent = state.open_pairs(), 0, 0
+    while open_pairs and (max_batches is None or len(records) <= max_batches):
         started = time.perf_counter()
-        chosen = state.select(policy, budget=batch * len(topics), per_topic=batch, seed=seed + round_number)
-        seconds = time.perf_counter() - started
-        if not chosen:
+        for topic in topics:
+            if topic not in lists:
+                lists[topic] = state.select(policy, budget=batch, topics=[topic], seed=rng.randrange(2 ** 32))
+        ready = [t for t in topics if lists[t]]
+        if not ready:
             break
-        by_topic: dict[str, dict[str, int]] = {}
-        for row in chosen:
-            by_topic.setdefault(row["topic"], {})[row["docid"]] = qrels.get(row["topic"], {}).get(row["docid"], 0)
-        for topic, grades in by_topic.items():
-            state.judge(topic, grades)
+        if policy == "depth":  # pooling: the topics in turn
+            topic = min(ready, key=lambda t: ((topics.index(t) - turn) % len(topics)))
+            turn = topics.index(topic) + 1
+        elif policy == "random":
+            topic = rng.choice(ready)
+        else:  # the topic whose batch is worth most
+            topic = max(ready, key=lambda t: (sum(row["value"] for row in lists[t]), -topics.index(t)))
+        seconds = time.perf_counter() - started
+        chosen = lists.pop(topic)
+        state.judge(topic, {row["docid"]: qrels.get(topic, {}).get(row["docid"], 0) for row in chosen})
         spent += len(chosen)
-        records.append(_record(state, round_number, spent, seconds))
+        records.append(_record(state, len(records), spent, seconds, topic))
+        if state.open_pairs() != open_pairs:  # a pair is done: every value changes
+            open_pairs = state.open_pairs()
+            lists.clear()
     return records
 
 
-def _record(state: Judging, round_number: int, spent: int, seconds: float) -> dict:
+def _record(state: Judging, number: int, spent: int, seconds: float, topic) -> dict:
     summary = state.summary()
-    return {"round": round_number, "spent": spent, "done": sum(row["done"] for row in summary),
+    return {"batch": number, "topic": topic, "spent": spent, "done": sum(row["done"] for row in summary),
             "pairs": len(summary), "decided": sum(row["verdict"] == "decided" for row in summary),
             "mean_med": sum(row["mean_med"] for row in summary) / len(summary),
             "mean_width": sum(row["high"] - row["low"] for row in summary) / len(summary),
@@ -71,7 +87,7 @@ def _record(state: Judging, round_number: int, spent: int, seconds: float) -> di
 
 
 def decided_at(records: Sequence[dict]) -> float:
-    """Judgments spent when the campaign's pairs were all done (inf: never, within its rounds)."""
+    """Judgments spent when the campaign's pairs were all done (inf: never, within its batches)."""
     for record in records:
         if record["done"] == record["pairs"]:
             return record["spent"]

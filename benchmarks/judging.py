@@ -1,0 +1,155 @@
+"""Which documents to judge next, measured: a judging campaign simulated on DL-HARD for each policy of
+``medopt judge-next`` (lookahead, assignment, depth pooling, random).
+
+10 seeded pairs of DL-HARD document runs (the pairs of benchmarks/exact_depth.py) are compared
+together, over the first --topics topics.  The DL-HARD qrels play the assessor (a document they do
+not grade counts as judged not relevant).  The campaign starts from 0% and from 25% of each topic's
+qrels (seeded) and judges in batches of --batch documents of one topic, the policy choosing the
+topic and the documents, re-solving that topic's ranges after each batch (medopt.judging_simulation).
+
+Prints per metric and start: for each policy, the judgments spent (beyond the start) when 50% and
+90% of the pairs that all the qrels decide are decided (the mean difference range excludes 0, SPEC 7),
+the ratio to depth pooling, the batches, and the wall seconds of the first selection (every topic's
+batch) and the median of the others (one topic's).  Plots
+judgments spent against decided pairs and against the mean MED, one line per policy
+(--out/judging-METRIC-START.png).  Each campaign's records are appended to --out/campaigns.jsonl as
+soon as it ends, so a rerun skips the campaigns already there.
+
+    python benchmarks/judging.py                                   # nDCG@10 and AP@100, all 50 topics
+    python benchmarks/judging.py --metrics nDCG@10 --topics 10     # a quick subset
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from exact_depth import select_pairs  # noqa: E402  (the seeded pairs, shared with that benchmark)
+
+import medopt  # noqa: E402
+from medopt.io.trec import read_qrels, read_run  # noqa: E402
+from medopt.judging import POLICIES  # noqa: E402
+from medopt.judging_simulation import simulate  # noqa: E402
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "dl-hard"
+METRICS = ["nDCG@10", "AP@100"]
+STARTS = [0.0, 0.25]
+GRADE_SCALE = 3  # the DL-HARD qrels' top grade
+
+
+def decided_by_all(metric, rankings, pairs, topics, qrels) -> list:
+    """The pairs whose means differ once everything is judged (qrels, the rest not relevant)."""
+    chosen = []
+    for a, b in pairs:
+        diff = sum(medopt.score(metric, rankings[a][t], qrels.get(t, {}), max_grade=GRADE_SCALE)
+                   - medopt.score(metric, rankings[b][t], qrels.get(t, {}), max_grade=GRADE_SCALE) for t in topics)
+        if abs(diff) > 1e-12:
+            chosen.append(f"{a} - {b}")
+    return chosen
+
+
+def spent_for(records, decidable, share) -> float:
+    """Judgments spent when at least ``share`` of the ``decidable`` pairs were decided (inf: never)."""
+    need = math.ceil(share * len(decidable) - 1e-9)
+    for record in records:
+        if sum(p in decidable for p in record["done_pairs"]) >= need:
+            return record["spent"]
+    return math.inf
+
+
+def plot(campaigns, path: Path, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
+    for policy, records in campaigns.items():
+        spent = [r["spent"] for r in records]
+        left.step(spent, [r["done"] for r in records], where="post", label=policy)
+        right.plot(spent, [r["mean_med"] for r in records], marker=".", label=policy)
+    left.set(xlabel="judgments spent", ylabel="pairs decided", title=title)
+    right.set(xlabel="judgments spent", ylabel="mean MED (mean over pairs)", title=title)
+    left.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--metrics", nargs="+", default=METRICS)
+    parser.add_argument("--starts", nargs="+", type=float, default=STARTS)
+    parser.add_argument("--policies", nargs="+", default=list(POLICIES), choices=POLICIES)
+    parser.add_argument("--pairs", type=int, default=10)
+    parser.add_argument("--topics", type=int, default=50)
+    parser.add_argument("--batch", type=int, default=10, help="documents judged per topic and round")
+    parser.add_argument("--max-batches", type=int, default=None)
+    parser.add_argument("--time-limit", type=float, default=60.0, help="seconds per range solve")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/judging"))
+    args = parser.parse_args()
+    if not args.data.exists():
+        sys.exit(f"DL-HARD data not found at {args.data}")
+    args.out.mkdir(parents=True, exist_ok=True)
+    log = args.out / "campaigns.jsonl"
+    stored = {}
+    if log.exists():
+        for line in log.read_text().splitlines():
+            entry = json.loads(line)
+            stored[entry["key"]] = entry
+    chosen = select_pairs(sorted((args.data / "baselines" / "doc").glob("*.run")), args.pairs)
+    rankings = {p.stem: read_run(p).rankings for pair in chosen for p in pair}
+    pairs = [(a.stem, b.stem) for a, b in chosen]
+    qrels = read_qrels(args.data / "dl_hard-doc.qrels")
+    topics = sorted(set.intersection(*(set(r) for r in rankings.values())) & set(qrels))[:args.topics]
+    for metric in args.metrics:
+        decidable = decided_by_all(metric, rankings, pairs, topics, qrels)
+        for start in args.starts:
+            campaigns = {}
+            for policy in args.policies:
+                key = json.dumps([metric, start, policy, args.pairs, args.topics, args.batch, args.max_batches,
+                                  args.seed])
+                if key not in stored:
+                    started = time.perf_counter()
+                    records = simulate(metric, rankings, pairs, topics, qrels, policy=policy, start=start,
+                                       batch=args.batch, seed=args.seed, max_grade=GRADE_SCALE,
+                                       max_batches=args.max_batches, time_limit=args.time_limit)
+                    stored[key] = {"key": key, "records": records, "wall": time.perf_counter() - started}
+                    with log.open("a") as handle:
+                        handle.write(json.dumps(stored[key]) + "\n")
+                campaigns[policy] = stored[key]
+            report(metric, start, campaigns, decidable, len(pairs), len(topics))
+            plot({p: c["records"] for p, c in campaigns.items()},
+                 args.out / f"judging-{''.join(c if c.isalnum() else '_' for c in metric)}-{int(start * 100)}.png",
+                 f"{metric}, start {start:.0%}")
+
+
+def report(metric, start, campaigns, decidable, pair_count, topic_count) -> None:
+    print(f"\n## {metric}, start {start:.0%} of the qrels: {pair_count} pairs x {topic_count} topics; "
+          f"{len(decidable)} pairs decided by all the qrels")
+    print("| policy | judgments for 50% | for 90% | 90% / depth | batches | judged at the end | "
+          "first selection s | median selection s | wall s |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    depth = campaigns.get("depth")
+    depth_90 = spent_for(depth["records"], decidable, 0.9) if depth else math.nan
+    for policy, campaign in campaigns.items():
+        records = campaign["records"]
+        half, most = spent_for(records, decidable, 0.5), spent_for(records, decidable, 0.9)
+        later = [r["selection_seconds"] for r in records[2:]]
+        first = records[1]["selection_seconds"] if len(records) > 1 else 0.0
+        ratio = most / depth_90 if math.isfinite(most) and depth_90 and math.isfinite(depth_90) else math.nan
+        print(f"| {policy} | {half:g} | {most:g} | {ratio:.2f} | {len(records) - 1} | {records[-1]['spent']} | "
+              f"{first:.2f} | {statistics.median(later) if later else 0:.3f} | {campaign['wall']:.1f} |")
+
+
+if __name__ == "__main__":
+    main()
