@@ -88,7 +88,8 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--metrics", nargs="+", default=METRICS)
     parser.add_argument("--starts", nargs="+", type=float, default=STARTS)
-    parser.add_argument("--policies", nargs="+", default=list(POLICIES), choices=POLICIES)
+    parser.add_argument("--policies", nargs="+", default=list(POLICIES), choices=(*POLICIES, "clairvoyant"),
+                        help="clairvoyant: a yardstick that reads the grades (medopt.judging_simulation)")
     parser.add_argument("--pairs", type=int, default=10)
     parser.add_argument("--topics", type=int, default=50)
     parser.add_argument("--batch", type=int, default=10, help="documents judged per topic and round")

@@ -48,13 +48,15 @@ def simulate(metric, rankings: Mapping[str, Mapping[str, Sequence[str]]], pairs,
                     target=target, max_grade=max_grade, method=method, solver=solver, time_limit=time_limit)
     records = [_record(state, 0, 0, 0.0, None)]
     rng = random.Random(seed)
+    signs = final_signs(state, qrels) if policy == "clairvoyant" else None
     lists: dict[str, list] = {}  # topic -> its next batch, valid while its judgments and the open pairs stay
     open_pairs, turn, spent = state.open_pairs(), 0, 0
     while open_pairs and (max_batches is None or len(records) <= max_batches):
         started = time.perf_counter()
         for topic in topics:
             if topic not in lists:
-                lists[topic] = state.select(policy, budget=batch, topics=[topic], seed=rng.randrange(2 ** 32))
+                lists[topic] = clairvoyant_batch(state, topic, qrels, batch, signs) if policy == "clairvoyant" \
+                    else state.select(policy, budget=batch, topics=[topic], seed=rng.randrange(2 ** 32))
         ready = [t for t in topics if lists[t]]
         if not ready:
             break
@@ -74,6 +76,39 @@ def simulate(metric, rankings: Mapping[str, Mapping[str, Sequence[str]]], pairs,
             open_pairs = state.open_pairs()
             lists.clear()
     return records
+
+
+def final_signs(state: Judging, qrels) -> dict:
+    """Each pair's sign of the mean difference once everything is judged (qrels, the rest 0)."""
+    signs = {}
+    for pair in state.pairs:
+        total = 0.0
+        for topic in state.topics:
+            full = {d: qrels.get(topic, {}).get(d, 0) for d in state.cells[pair, topic].instance.unjudged}
+            total += state.cells[pair, topic].instance.differences(full)["a"]
+        signs[pair] = (total > 0) - (total < 0)
+    return signs
+
+
+def clairvoyant_batch(state: Judging, topic: str, qrels, batch: int, signs: dict) -> list[dict]:
+    """A yardstick, not a policy anyone can run (it reads the assessor's grades): the ``batch``
+    documents of ``topic`` whose true grade brings the open pairs' mean ranges closest to their final
+    verdict (the end that must cross 0 moves most), each judged alone."""
+    scored = []
+    for doc, pairs in state.candidates(topic).items():
+        grade = qrels.get(topic, {}).get(doc, 0)
+        gain = 0.0
+        for pair in pairs:
+            cell = state.cells[pair, topic]
+            new = state.solve(pair, topic, dict(state.judgments[topic], **{doc: grade}))
+            low, high = state.mean_range(pair)
+            if signs[pair] > 0:   # the low end must rise above 0
+                gain += min(max(0.0, -low), max(0.0, new.low - cell.low) / len(state.topics))
+            elif signs[pair] < 0:  # the high end must fall below 0
+                gain += min(max(0.0, high), max(0.0, cell.high - new.high) / len(state.topics))
+        scored.append((-gain, state.depth(topic, doc, pairs), doc, gain))
+    scored.sort()
+    return [{"topic": topic, "docid": doc, "value": gain} for _, _, doc, gain in scored[:batch]]
 
 
 def _record(state: Judging, number: int, spent: int, seconds: float, topic) -> dict:

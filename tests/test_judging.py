@@ -132,7 +132,7 @@ def test_simulation_is_deterministic_and_decides():
     rankings = {name: {t: tuple(rng.sample(pool, 6)) for t in topics} for name in ("x", "y", "z")}
     qrels = {t: {d: rng.randint(0, 2) for d in pool if rng.random() < 0.5} for t in topics}
     pairs = [("x", "y"), ("x", "z")]
-    for policy in ("lookahead", "assignment", "depth", "random"):
+    for policy in ("lookahead", "assignment", "depth", "random", "clairvoyant"):
         runs = [simulate("nDCG@5", rankings, pairs, topics, qrels, policy=policy, start=0.25, batch=2, seed=1)
                 for _ in range(2)]
         assert runs[0] == [dict(r, selection_seconds=r2["selection_seconds"]) for r, r2 in zip(runs[1], runs[0])]
