@@ -193,7 +193,7 @@ class Judging:
             return current
         high = instance.differences(flipped_high)["a"]
         low = instance.differences(flipped_low)["a"]
-        return max(0.0, current - self.objective(min(low, cell.high), max(high, cell.low)))
+        return min(current, max(0.0, current - self.objective(min(low, cell.high), max(high, cell.low))))
 
     def value(self, topic: str, doc: str, pairs) -> float:
         """The lookahead value: the worst case over grades of the goal's shrinkage, with the ranges
@@ -249,7 +249,7 @@ class Judging:
             heap = []
             for index, entry in enumerate(entries):
                 bound = self.bound(entry[0], entry[1], entry[2])
-                exact = policy == "assignment"
+                exact = policy == "assignment" or bound <= 0  # a value is >= 0 and <= its bound
                 heap.append((-bound, not exact, entry[3], index, bound, bound if exact else None))
             heapq.heapify(heap)
             while heap and len(chosen) < budget:
@@ -272,7 +272,7 @@ class Judging:
         cell = self.cells[widest, topic]
         goal = "mean MED" if self.target is not None else "mean range width"
         if policy == "lookahead":
-            why = f"judging it shrinks the {goal} by >= {value:.4g} whatever its grade"
+            why = f"whatever its grade, judging it shrinks the open pairs' {goal} by >= {value:.4g} in all"
         elif policy == "assignment":
             why = f"the ends' assignments disagree on it; shrinkage bound {value:.4g}"
         elif policy == "depth":
