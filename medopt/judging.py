@@ -93,6 +93,9 @@ class Judging:
         self.pairs = list(pairs) if pairs is not None else list(combinations(rankings, 2))
         if not self.pairs:
             raise MedoptError("judge-next needs at least two runs (one pair to compare)")
+        for pair in self.pairs:
+            if len(pair) != 2 or pair[0] == pair[1] or any(name not in rankings for name in pair):
+                raise MedoptError(f"a pair is two different runs of {', '.join(map(str, rankings))}, not {pair!r}")
         self.judgments = {t: dict((judgments or {}).get(t, {})) for t in self.topics}
         self.max_grade = {t: max_grade if max_grade is not None else max([1, *self.judgments[t].values()])
                           for t in self.topics}
