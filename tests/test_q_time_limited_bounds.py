@@ -7,13 +7,15 @@ so that the tests do not depend on the machine's speed: each count stops the sea
 point, and every such stop must still report a bound >= the enumeration oracle's value.
 """
 
+import itertools
 from pathlib import Path
 
 import pytest
 
 import medopt
 from medopt.exact import driver
-from medopt.formulations import q_boxes
+from medopt.formulations import q_boxes, q_quick
+from medopt.instance import build_instance
 from medopt.random_instances import random_instances
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "dl-hard"
@@ -83,14 +85,39 @@ def test_unlimited_search_is_still_exact(monkeypatch):
         assert ends.certified and abs(ends.high - oracle.high) <= 1e-9 and abs(ends.low - oracle.low) <= 1e-9
 
 
-@pytest.mark.skipif(not DATA.exists(), reason="the DL-HARD runs are not under /work/shared/data")
-def test_dl_hard_time_limited_bound_is_below_one():
-    """DL-HARD bm25 against bm25+rm3, topic 19335, no judgments, Q(beta=1)@100 with 12 s: not certified
-    in that time, and its bound used to be the trivial 1 (the second direction got no time).  (With 5 s
-    the roots of both directions are not all tested yet and the bound is still 1.)"""
-    from medopt.io.trec import read_run
+def test_closed_form_bounds_every_assignment():
+    """q_quick.bounds_by_r: every assignment with R relevant documents has a difference <= bound(R),
+    in both directions, by enumeration (G = 1..3, gain maps, rel = 2, several beta)."""
+    checked = 0
+    for seed, top in ((401, 1), (402, 2), (403, 3)):
+        for n, case in enumerate(random_instances(seed=seed, count=30, max_grade=top, max_unjudged=8 if top == 1 else 5)):
+            metric = ("Q@{}", "Q(beta=0.5)@{}", "Q(rel=2)@{}", "Q(beta=2.0)@{}")[n % (4 if top > 1 else 2)].format(case.k)
+            gains = {0: 0.0, 1: 0.25, 2: 0.75} if top == 2 and n % 3 == 2 else None
+            instance = build_instance(metric, case.a, case.b, case.judgments, max_grade=case.max_grade, gains=gains)
+            rel = instance.metric.p("rel")
+            judged = [instance.grading.cap(g) for g in instance.judgments.values()]
+            for direction in "ab":
+                bounds = q_quick.bounds_by_r(instance, direction)
+                for grades in itertools.product(range(instance.max_grade + 1), repeat=len(instance.unjudged)):
+                    relevant = sum(1 for g in list(grades) + judged if g >= rel)
+                    if relevant == 0:
+                        continue
+                    difference = instance.differences(dict(zip(instance.unjudged, grades)))[direction]
+                    assert difference <= bounds[relevant] + 1e-9, (metric, case, direction, grades, bounds)
+                    checked += 1
+    assert checked > 10_000
 
-    a = read_run(DATA / "baselines" / "doc" / "bm25.run").rankings["19335"]
-    b = read_run(DATA / "baselines" / "doc" / "bm25+rm3.run").rankings["19335"]
-    answer = medopt.med("Q(beta=1)@100", a, b, None, method="exact", time_limit=12)
+
+@pytest.mark.skipif(not DATA.exists(), reason="the DL-HARD runs are not under /work/shared/data")
+@pytest.mark.parametrize("topic, judged", [("19335", False), ("86606", True)])
+def test_dl_hard_time_limited_bound_is_below_one(topic, judged):
+    """DL-HARD bm25 against bm25+rm3, Q(beta=1)@100 with 5 s, no judgments (G = 1) and the qrels (G = 3):
+    not certified in that time, and the bound used to be the trivial 1 (the second direction got no
+    time; on 86606 a root box LP alone takes ~7 s)."""
+    from medopt.io.trec import read_qrels, read_run
+
+    a = read_run(DATA / "baselines" / "doc" / "bm25.run").rankings[topic]
+    b = read_run(DATA / "baselines" / "doc" / "bm25+rm3.run").rankings[topic]
+    qrels = read_qrels(DATA / "dl_hard-doc.qrels")[topic] if judged else None
+    answer = medopt.med("Q(beta=1)@100", a, b, qrels, method="exact", time_limit=5)
     assert answer.value <= answer.upper_bound < 1.0

@@ -94,6 +94,9 @@ class BoxRun:
         return self.sessions[id(template)]
 
     def push(self, bound, case, basis) -> None:
+        """Open a box under its parent's bound (the trivial one for a root), or the formulation's own
+        bound of the box when that is lower (``box_bound``: found without a model)."""
+        bound = min(bound, self.formulation.box_bound(self.instance, self.direction, case))
         heapq.heappush(self.heap, (-bound, self.order, case, basis))
         self.order += 1
 
