@@ -35,8 +35,9 @@ def solve_boxes(formulation, instance, direction, solver, clock, start: float = 
     (HiGHS: the LP relaxation's optimum, solved to the end since a child's LP is as large as its
     parent's; CP-SAT: the MILP's bound within a budget that starts at BOX_TIME_LIMIT and doubles each
     time a test ends without any bound, i.e. inside presolve on a large model).  A box whose
-    bound does not beat the cutoff is closed; any other is split, its halves inheriting its bound, and
-    boxes are taken best bound first.  Every solution is re-scored by the evaluator (a box's objective
+    bound does not beat the cutoff is closed; any other is split, its halves inheriting its bound (or
+    the formulation's closed-form bound of a half, ``box_bound``, when lower; a root opens at the
+    trivial bound or at that one), and boxes are taken best bound first.  Every solution is re-scored by the evaluator (a box's objective
     is only a bound) and offered when it meets the relevance limits (an LP point is rounded), so the
     value is a true difference.  The bound reported is the largest bound of a closed box (and of the
     open ones when time ran out): every case lies in exactly one box.  The formulation may compile one

@@ -9,7 +9,9 @@ A strategy solves one direction on the models of one formulation interface (form
 (boxes.py).  For MED every direction starts from the best difference already reached (the rank
 rule, the warm-start heuristics, the formulation's seeds, then the other direction) and only
 looks for assignments that beat it.  For a range each direction starts from its own best guess
-and is solved to its own optimum, with the facts that hold for its sign (solve_directions).
+and is solved to its own optimum, with the facts that hold for its sign (solve_directions).  The
+box searches of both directions run side by side under one clock (solve_jointly), so that a time
+limit leaves each direction with the proven bound of the boxes it has tested.
 """
 
 from __future__ import annotations
@@ -240,13 +242,15 @@ def solve_jointly(formulation, searches: dict, solver: str, clock: Clock, signed
 
     For MED (``signed=False``) the boxes of both directions form one best-first search: the next box
     is the open one of largest bound in either direction (ties: the likelier winner's first), and
-    each direction's cutoff is the best difference reached in either.  So the untested roots of both
-    directions (trivial bound) are tested before any box is split further, and when time runs out
-    each direction's bound is the largest of its open boxes' proven bounds (BoxRun), not the trivial
-    bound of a direction that never got the time.  For a range each end keeps its own cutoff and the
-    next box is taken from the end whose open bound is furthest above its cutoff.  Either way every
-    box closed is closed by its own proof, so the results are those of solve_boxes run one after the
-    other, found in another order."""
+    each direction's cutoff is the best difference reached in either (a difference some assignment
+    reaches, as the start of the second direction was when they ran one after the other).  So the
+    roots of both directions are tested before boxes of lower bound are split further, and when time
+    runs out each direction's bound is the largest of its open boxes' proven bounds (BoxRun), not
+    the trivial bound of a direction that never got the time.  For a range each end keeps its own
+    cutoff and the next box is taken from the end whose open bound is furthest above its cutoff.
+    Either way every box is closed by its own proof (a bound at most the cutoff) and every case
+    lies in one box, so each direction's result is as exact as solve_boxes's, reached in another
+    order."""
     runs = {}
 
     def reached():
