@@ -35,8 +35,9 @@ def solve_boxes(formulation, instance, direction, solver, clock, start: float = 
     (HiGHS: the LP relaxation's optimum, solved to the end since a child's LP is as large as its
     parent's; CP-SAT: the MILP's bound within a budget that starts at BOX_TIME_LIMIT and doubles each
     time a test ends without any bound, i.e. inside presolve on a large model).  A box whose
-    bound does not beat the cutoff is closed; any other is split, its halves inheriting its bound, and
-    boxes are taken best bound first.  Every solution is re-scored by the evaluator (a box's objective
+    bound does not beat the cutoff is closed; any other is split, its halves inheriting its bound (or
+    the formulation's closed-form bound of a half, ``box_bound``, when lower; a root opens at the
+    trivial bound or at that one), and boxes are taken best bound first.  Every solution is re-scored by the evaluator (a box's objective
     is only a bound) and offered when it meets the relevance limits (an LP point is rounded), so the
     value is a true difference.  The bound reported is the largest bound of a closed box (and of the
     open ones when time ran out): every case lies in exactly one box.  The formulation may compile one
@@ -44,125 +45,189 @@ def solve_boxes(formulation, instance, direction, solver, clock, start: float = 
     second one for profiles (``box_models(cases=True)``); when that one says its LP relaxation is
     tight (``exact_lp``), a profile is solved as an LP first (HiGHS) and goes to its MILP only when the
     LP optimum beats both the cutoff and the re-scored rounding of its point."""
-    result = DirectionResult()
-    feasible_boxes, order, templates, case_templates, box_budget = 0, 0, False, False, BOX_TIME_LIMIT
-    rescored = {}  # solver points already re-scored (offer_rescored)
-    lp_solver = SOLVERS[solver].lp_relaxation  # box LPs: their relaxation, in one session per template
-    sessions = {}
+    search = BoxRun(formulation, instance, direction, solver, clock, start)
+    while search.step():
+        pass
+    return search.finish()
 
-    def session(template):
-        if id(template) not in sessions:
-            sessions[id(template)] = HighsSession()
-        return sessions[id(template)]
 
-    try:
-        heap = []
-        ceiling = trivial_bound(instance)  # no difference exceeds it: a box that reaches it needs no more work
-        for case in formulation.root_boxes(instance):
-            heap.append((-ceiling, order, case, None))
-            order += 1
-        heapq.heapify(heap)
-        while heap:
-            remaining = clock.remaining()
-            if remaining is not None and remaining <= 0:
-                result.proven = False
-                result.bound = max([result.bound] + [-entry[0] for entry in heap])
-                break
-            inherited, _, case, start_basis = heapq.heappop(heap)
-            inherited = -inherited  # the parent's bound (the trivial one for a root)
-            cutoff = max(start, result.value)
-            if inherited <= cutoff + CUTOFF_SLACK:  # the parent's bound (or the trivial one) already settles it
-                result.bound = max(result.bound, inherited)
-                feasible_boxes += 1  # not known infeasible: some assignment reaches the cutoff
-                continue
-            settled = formulation.small_box(instance, direction, case)  # few assignments: each evaluated
-            if settled is not None:
-                bound, assignment = settled
-                result.log.append((f"{case.label} (all assignments)", bound, bound))
-                if assignment is not None:
-                    feasible_boxes += 1
-                    value = instance.differences(assignment)[direction]
-                    result.offer(value, assignment)
-                    result.bound = max(result.bound, bound, value)
-                continue
-            single = not formulation.is_box(case)
-            if not single and formulation.too_wide(instance, case):
-                for child in formulation.split(instance, case):  # its relaxation would not bound it: split at once
-                    heapq.heappush(heap, (-inherited, order, child, start_basis))
-                    order += 1
-                continue
-            if templates is False:  # a compiled template patched per box, when the formulation has one
-                templates = formulation.box_models(instance, direction)
-            if single and case_templates is False:  # the formulation's template for one-profile cases
-                case_templates = formulation.box_models(instance, direction, cases=True) if templates is not None \
-                    else None
-            lam = None if single else (cutoff if math.isfinite(cutoff) else -ceiling)
-            template = case_templates if single else templates
-            matrix = template.patched(case, lam) if template is not None else None
-            model = formulation.build(instance, direction, case=case, lam=lam) if matrix is None else matrix
-            if single and lp_solver and matrix is not None and template.exact_lp:
-                # a profile whose template makes its LP relaxation tight (the collection cuts): the LP's
-                # optimum bounds the profile, so it settles the profile when it does not beat the cutoff
-                # or when its rounded point, re-scored, reaches it; otherwise the MILP below
-                outcome = session(template).solve(replace(matrix, highs_options={"presolve": "off"}),
-                                                  clock.remaining())  # (after building the template)
-                result.solves += 1
-                # HiGHS can call an LP optimal with no feasible primal point (primal_solution_status 1 after
-                # unscaling; docs/solvers.md#highs-called-a-profile-lp-optimal-with-no-feasible-point): no
-                # point to re-score, so the MILP settles it
-                if outcome.status == "optimal" and outcome.x is not None:
-                    value = offer_rescored(result, instance, direction, template.assignment(outcome.x), rescored)
-                    if outcome.bound <= max(cutoff, value) + CUTOFF_SLACK:
-                        feasible_boxes += 1
-                        result.log.append((f"{case.label} (LP)", outcome.objective, min(inherited, outcome.bound)))
-                        result.bound = max(result.bound, min(inherited, outcome.bound), value)
-                        continue
-            if single:  # one case: its exact model, solved like solve_cases does
-                outcome = solve(model, solver, clock.remaining(), cutoff=cutoff_for(cutoff))
-            else:  # the box's test model at lam: F(lam) <= 0 proves that no assignment of the box beats lam
-                if lp_solver and matrix is not None:  # the LP relaxation: a weaker bound, found much faster
-                    # presolve off and the parent's final basis as the start (both faster, the same optima:
-                    # docs/solvers.md#highs-options-for-the-q-measure-box-lps); one HiGHS instance for all
-                    # of them (the template's HighsSession)
-                    options = {"presolve": "off"}
-                    if matrix.A.shape[0] <= DEVEX_ROWS:
-                        options["simplex_dual_edge_weight_strategy"] = 1  # devex
-                    outcome = session(templates).solve(replace(matrix, highs_options=options, basis=start_basis),
-                                                       clock.remaining())
-                else:
-                    budget = clock.remaining()
-                    budget = budget if budget is None else min(budget, box_budget)
-                    outcome = solve(model, solver, budget, cutoff=0.0 if math.isfinite(cutoff) else None)
-                if not math.isfinite(outcome.bound) and outcome.status == "timeout":
-                    box_budget *= 2  # stopped before it had any bound: the next box gets longer
+class BoxRun:
+    """solve_boxes one box at a time, so that the driver can share the time between both directions
+    (exact.driver.solve_jointly): ``step`` takes the open box of best bound and settles, closes or
+    splits it; ``open_bound`` is the largest bound of the boxes still open; ``finish`` gives the
+    direction's result.  ``floor`` (a function) is a difference reached elsewhere (for MED the other
+    direction's best): the cutoff is max(start, floor(), the best difference found here).
+
+    The bound when time runs out.  Every case lies in exactly one box: a closed one (its bound joined
+    ``result.bound``), an open one (its bound in the heap: its parent's proven bound, the trivial
+    one for a root not yet tested) or the one being worked on (its inherited bound, ``current``).
+    So the maximum of the three is a proven bound for the direction, never above the trivial one."""
+
+    def __init__(self, formulation, instance, direction, solver, clock, start: float = -math.inf, floor=None):
+        self.formulation, self.instance, self.direction, self.solver, self.clock = \
+            formulation, instance, direction, solver, clock
+        self.start, self.floor = start, floor or (lambda: -math.inf)
+        self.result = DirectionResult()
+        self.feasible_boxes, self.order, self.templates, self.case_templates = 0, 0, False, False
+        self.box_budget = BOX_TIME_LIMIT
+        self.rescored = {}  # solver points already re-scored (offer_rescored)
+        self.lp_solver = SOLVERS[solver].lp_relaxation  # box LPs: their relaxation, in one session per template
+        self.sessions = {}
+        self.ceiling = trivial_bound(instance)  # no difference exceeds it: a box that reaches it needs no more work
+        self.heap = None  # (-bound, order, case, start basis); the roots, once the first step has built them
+        self.current = None  # the inherited bound of the box being worked on
+        self.over = False
+
+    def cutoff(self) -> float:
+        return max(self.start, self.floor(), self.result.value)
+
+    def open_bound(self) -> float:
+        """The largest bound of an open box (the trivial one before the roots are built; -inf when none)."""
+        if self.over:
+            return -math.inf
+        if self.heap is None:
+            return self.ceiling
+        return -self.heap[0][0] if self.heap else -math.inf
+
+    def session(self, template):
+        if id(template) not in self.sessions:
+            self.sessions[id(template)] = HighsSession()
+        return self.sessions[id(template)]
+
+    def push(self, bound, case, basis) -> None:
+        """Open a box under its parent's bound (the trivial one for a root), or the formulation's own
+        bound of the box when that is lower (``box_bound``: found without a model)."""
+        bound = min(bound, self.formulation.box_bound(self.instance, self.direction, case))
+        heapq.heappush(self.heap, (-bound, self.order, case, basis))
+        self.order += 1
+
+    def step(self) -> bool:
+        """Work on the open box of best bound; False once the search is over (no box left, or no time)."""
+        if self.over:
+            return False
+        try:
+            if self.heap is None:
+                roots = self.formulation.root_boxes(self.instance)
+                self.heap = []
+                for case in roots:
+                    self.push(self.ceiling, case, None)
+            remaining = self.clock.remaining()
+            if self.heap and remaining is not None and remaining <= 0:
+                self.result.proven = False
+            if not self.heap or (remaining is not None and remaining <= 0):
+                self.over = True
+                return False
+            inherited, _, case, start_basis = heapq.heappop(self.heap)
+            self.current = -inherited  # the parent's bound (the trivial one for a root)
+            self.test(case, self.current, start_basis)
+            self.current = None
+        except OutOfTime:  # a template or a box's model was still being built at the deadline
+            self.result.proven = False
+            self.over = True
+            return False
+        return True
+
+    def finish(self) -> DirectionResult:
+        """The direction's result: when time ran out, its bound is the largest of the closed boxes', the
+        open ones' and the current one's (the class docstring); when every box was infeasible, only
+        assignments with no relevant document remain (settle_without_relevance)."""
+        result = self.result
+        if not result.proven:
+            open_bounds = [-entry[0] for entry in self.heap] if self.heap is not None else [self.ceiling]
+            result.bound = max([result.bound] + open_bounds + ([self.current] if self.current is not None else []))
+        elif self.feasible_boxes == 0:
+            settle_without_relevance(result, self.instance)
+        return result
+
+    def test(self, case, inherited, start_basis) -> None:
+        """Settle, close or split one box (or solve one case): solve_boxes's docstring."""
+        formulation, instance, direction, result, clock = \
+            self.formulation, self.instance, self.direction, self.result, self.clock
+        cutoff = self.cutoff()
+        if inherited <= cutoff + CUTOFF_SLACK:  # the parent's bound (or the trivial one) already settles it
+            result.bound = max(result.bound, inherited)
+            self.feasible_boxes += 1  # not known infeasible: some assignment reaches the cutoff
+            return
+        settled = formulation.small_box(instance, direction, case)  # few assignments: each evaluated
+        if settled is not None:
+            bound, assignment = settled
+            result.log.append((f"{case.label} (all assignments)", bound, bound))
+            if assignment is not None:
+                self.feasible_boxes += 1
+                value = instance.differences(assignment)[direction]
+                result.offer(value, assignment)
+                result.bound = max(result.bound, bound, value)
+            return
+        single = not formulation.is_box(case)
+        if not single and formulation.too_wide(instance, case):
+            for child in formulation.split(instance, case):  # its relaxation would not bound it: split at once
+                self.push(inherited, child, start_basis)
+            return
+        if self.templates is False:  # a compiled template patched per box, when the formulation has one
+            self.templates = formulation.box_models(instance, direction)
+        if single and self.case_templates is False:  # the formulation's template for one-profile cases
+            self.case_templates = formulation.box_models(instance, direction, cases=True) \
+                if self.templates is not None else None
+        lam = None if single else (cutoff if math.isfinite(cutoff) else -self.ceiling)
+        template = self.case_templates if single else self.templates
+        matrix = template.patched(case, lam) if template is not None else None
+        model = formulation.build(instance, direction, case=case, lam=lam) if matrix is None else matrix
+        if single and self.lp_solver and matrix is not None and template.exact_lp:
+            # a profile whose template makes its LP relaxation tight (the collection cuts): the LP's
+            # optimum bounds the profile, so it settles the profile when it does not beat the cutoff
+            # or when its rounded point, re-scored, reaches it; otherwise the MILP below
+            outcome = self.session(template).solve(replace(matrix, highs_options={"presolve": "off"}),
+                                                   clock.remaining())  # (after building the template)
             result.solves += 1
-            if outcome.status == "infeasible":
-                continue
-            feasible_boxes += 1
-            if outcome.values is not None:
-                assignment = assignment_from(model, outcome.values) if matrix is None \
-                    else template.assignment(outcome.x)
-                offer_rescored(result, instance, direction, assignment, rescored)
-            if single:
-                bound = proven_bound(outcome, instance)
-            elif math.isfinite(outcome.bound):  # every x of the box: R(x) (difference - lam) <= F <= F_ub, R(x) >= R_lo
-                bound = lam + max(outcome.bound, 0.0) / case.denominator
+            # HiGHS can call an LP optimal with no feasible primal point (primal_solution_status 1 after
+            # unscaling; docs/solvers.md#highs-called-a-profile-lp-optimal-with-no-feasible-point): no
+            # point to re-score, so the MILP settles it
+            if outcome.status == "optimal" and outcome.x is not None:
+                value = offer_rescored(result, instance, direction, template.assignment(outcome.x), self.rescored)
+                if outcome.bound <= max(cutoff, value) + CUTOFF_SLACK:
+                    self.feasible_boxes += 1
+                    result.log.append((f"{case.label} (LP)", outcome.objective, min(inherited, outcome.bound)))
+                    result.bound = max(result.bound, min(inherited, outcome.bound), value)
+                    return
+        if single:  # one case: its exact model, solved like solve_cases does
+            outcome = solve(model, self.solver, clock.remaining(), cutoff=cutoff_for(cutoff))
+        else:  # the box's test model at lam: F(lam) <= 0 proves that no assignment of the box beats lam
+            if self.lp_solver and matrix is not None:  # the LP relaxation: a weaker bound, found much faster
+                # presolve off and the parent's final basis as the start (both faster, the same optima:
+                # docs/solvers.md#highs-options-for-the-q-measure-box-lps); one HiGHS instance for all
+                # of them (the template's HighsSession)
+                options = {"presolve": "off"}
+                if matrix.A.shape[0] <= DEVEX_ROWS:
+                    options["simplex_dual_edge_weight_strategy"] = 1  # devex
+                outcome = self.session(self.templates).solve(
+                    replace(matrix, highs_options=options, basis=start_basis), clock.remaining())
             else:
-                bound = ceiling
-            bound = min(inherited, bound)
-            result.log.append((case.label, outcome.objective, bound))
-            if outcome.status != "optimal" and (single or (clock.remaining() is not None and clock.remaining() <= 0)):
-                result.proven = False
-                result.bound = max(result.bound, bound)
-                continue
-            if single or bound <= max(start, result.value) + CUTOFF_SLACK:
-                result.bound = max(result.bound, bound)
-                continue
-            for child in formulation.split(instance, case):
-                heapq.heappush(heap, (-bound, order, child, outcome.basis))
-                order += 1
-    except OutOfTime:  # a template or a box's model was still being built at the deadline
-        return result.stopped(instance)
-    if feasible_boxes == 0 and result.proven:
-        settle_without_relevance(result, instance)
-    return result
+                budget = clock.remaining()
+                budget = budget if budget is None else min(budget, self.box_budget)
+                outcome = solve(model, self.solver, budget, cutoff=0.0 if math.isfinite(cutoff) else None)
+            if not math.isfinite(outcome.bound) and outcome.status == "timeout":
+                self.box_budget *= 2  # stopped before it had any bound: the next box gets longer
+        result.solves += 1
+        if outcome.status == "infeasible":
+            return
+        self.feasible_boxes += 1
+        if outcome.values is not None:
+            assignment = assignment_from(model, outcome.values) if matrix is None else template.assignment(outcome.x)
+            offer_rescored(result, instance, direction, assignment, self.rescored)
+        if single:
+            bound = proven_bound(outcome, instance)
+        elif math.isfinite(outcome.bound):  # every x of the box: R(x) (difference - lam) <= F <= F_ub, R(x) >= R_lo
+            bound = lam + max(outcome.bound, 0.0) / case.denominator
+        else:
+            bound = self.ceiling
+        bound = min(inherited, bound)
+        result.log.append((case.label, outcome.objective, bound))
+        if outcome.status != "optimal" and (single or (clock.remaining() is not None and clock.remaining() <= 0)):
+            result.proven = False
+            result.bound = max(result.bound, bound)
+            return
+        if single or bound <= self.cutoff() + CUTOFF_SLACK:
+            result.bound = max(result.bound, bound)
+            return
+        for child in formulation.split(instance, case):
+            self.push(bound, child, outcome.basis)

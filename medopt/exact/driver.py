@@ -9,7 +9,9 @@ A strategy solves one direction on the models of one formulation interface (form
 (boxes.py).  For MED every direction starts from the best difference already reached (the rank
 rule, the warm-start heuristics, the formulation's seeds, then the other direction) and only
 looks for assignments that beat it.  For a range each direction starts from its own best guess
-and is solved to its own optimum, with the facts that hold for its sign (solve_directions).
+and is solved to its own optimum, with the facts that hold for its sign (solve_directions).  The
+box searches of both directions run side by side under one clock (solve_jointly), so that a time
+limit leaves each direction with the proven bound of the boxes it has tested.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from ..limits import OutOfTime, until
 from ..reductions import reduce as reduce_instance
 from ..result import End, MedResult, RangeResult, certify, certify_range
 from ..solvers import SOLVERS
-from .boxes import solve_boxes
+from .boxes import BoxRun, solve_boxes
 from .cases import solve_cases
 from .common import Clock, DirectionResult, check_memory, denominator_counts, vanishing_points, vanishing_points_exhaustive
 from .dinkelbach import solve_capped, solve_dinkelbach
@@ -185,6 +187,7 @@ def solve_directions(instance: Instance, *, solver: str | None, time_limit: floa
             pass
         reached = max(guess[0] for guess in guesses.values())  # a difference some assignment reaches
         ceiling = trivial_bound(instance)
+        joint = {}  # direction -> (reduced instance, start): the box searches run side by side (solve_jointly)
         for direction in sorted(guesses, key=lambda d: -guesses[d][0]):  # the likelier winner first
             start = guesses[direction][0] if signed else reached
             if start >= ceiling:  # no difference exceeds the trivial bound: nothing left to prove
@@ -197,25 +200,71 @@ def solve_directions(instance: Instance, *, solver: str | None, time_limit: floa
                     raise MedoptError(f"{instance.metric}: strategy {strategy!r} needs a difference >= 0; "
                                       f"a range end below 0 needs another ({', '.join(available)})")
                 chosen = next(s for s in reversed(available) if STRATEGIES[s].any_sign)
+            reduced = None
             try:
                 if clock.expired():
                     raise OutOfTime
                 reduced = reduce_instance(instance, direction, reaches_positive=not signed or start > 0) \
                     if reduce else instance
                 check_memory(reduced, formulation, chosen, solver, memory_limit)
+                if chosen == "boxes":
+                    joint[direction] = (reduced, start)
+                    continue
                 outcome = STRATEGIES[chosen].solve(formulation, reduced, direction, solver, clock, start=start)
-                if outcome.assignment is not None:
-                    outcome.assignment.update(reduced.fixed)
             except OutOfTime:  # (the strategies catch it themselves once they are under way)
                 outcome = DirectionResult().stopped(instance)
-            outcome.offer(*guesses[direction])
-            if signed and is_ratio(formulation) and not formulation.covers_zero_denominators \
-                    and denominator_vanishes(instance):
-                cover_vanishing_denominator(outcome, instance, direction)
+            directions[direction] = settle(outcome, instance, direction, reduced, guesses, formulation, signed)
             reached = max(reached, outcome.value)
-            directions[direction] = outcome
             details["solves"] += outcome.solves
+        if joint:
+            for direction, outcome in solve_jointly(formulation, joint, solver, clock, signed).items():
+                directions[direction] = settle(outcome, instance, direction, joint[direction][0], guesses,
+                                               formulation, signed)
+                details["solves"] += outcome.solves
     return Solved(directions, solver, details)
+
+
+def settle(outcome: DirectionResult, instance: Instance, direction: str, reduced, guesses: dict, formulation,
+           signed: bool) -> DirectionResult:
+    """A direction's outcome completed: the documents its reduction fixed, its guess offered, and for a
+    range end the assignments whose ratio denominator vanishes (cover_vanishing_denominator)."""
+    if outcome.assignment is not None and reduced is not None:
+        outcome.assignment.update(reduced.fixed)
+    outcome.offer(*guesses[direction])
+    if signed and is_ratio(formulation) and not formulation.covers_zero_denominators and denominator_vanishes(instance):
+        cover_vanishing_denominator(outcome, instance, direction)
+    return outcome
+
+
+def solve_jointly(formulation, searches: dict, solver: str, clock: Clock, signed: bool) -> dict:
+    """The branch and bound over boxes of both directions side by side, one box at a time (boxes.BoxRun),
+    under one clock: ``searches`` maps each direction to (its reduced instance, its start).
+
+    For MED (``signed=False``) the boxes of both directions form one best-first search: the next box
+    is the open one of largest bound in either direction (ties: the likelier winner's first), and
+    each direction's cutoff is the best difference reached in either (a difference some assignment
+    reaches, as the start of the second direction was when they ran one after the other).  So the
+    roots of both directions are tested before boxes of lower bound are split further, and when time
+    runs out each direction's bound is the largest of its open boxes' proven bounds (BoxRun), not
+    the trivial bound of a direction that never got the time.  For a range each end keeps its own
+    cutoff and the next box is taken from the end whose open bound is furthest above its cutoff.
+    Either way every box is closed by its own proof (a bound at most the cutoff) and every case
+    lies in one box, so each direction's result is as exact as solve_boxes's, reached in another
+    order."""
+    runs = {}
+
+    def reached():
+        return max(run.result.value for run in runs.values())
+
+    for direction, (reduced, start) in searches.items():
+        runs[direction] = BoxRun(formulation, reduced, direction, solver, clock, start,
+                                 floor=None if signed else reached)
+    active = dict(runs)
+    while active:
+        direction = max(active, key=lambda d: active[d].open_bound() - (active[d].cutoff() if signed else 0.0))
+        if not active[direction].step():
+            del active[direction]
+    return {direction: run.finish() for direction, run in runs.items()}
 
 
 def is_ratio(formulation) -> bool:

@@ -21,6 +21,7 @@ denominator.  Formulations import the modelling layer, never a solver.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Callable, ClassVar, Iterable
@@ -213,6 +214,10 @@ class BoxSearch(ABC):
     def too_wide(self, instance, box) -> bool:
         """Optional: a box whose relaxation could not bound it (split without a test)."""
         return False
+
+    def box_bound(self, instance, direction: str, box) -> float:
+        """Optional: a proven bound on every difference of the box found without a model (inf: none)."""
+        return math.inf
 
     def box_models(self, instance, direction: str, cases: bool = False):
         """Optional: a compiled template whose ``patched(case, lam)`` is a box's or case's matrix."""

@@ -27,6 +27,7 @@ import pyomo.environ as pyo
 from ..instance import judged_count
 from ..kernels import q_enumeration
 from ..modeling import count_at_least, new_model
+from . import q_quick
 from .base import BoxSearch
 from .q_profiles import (QBox, box_case, depth, profile_grades, reachable, shared_ranks, tighten,
                          unjudged_intervals, zero_case)
@@ -75,6 +76,16 @@ class ProfileBoxes(BoxSearch):
             small = self.small_part(instance, box)
             roots += [box_case(instance, box, exact=False)] if small is None else self.split_at(instance, box, rel, small)
         return roots
+
+    def box_bound(self, instance, direction, case) -> float:
+        """A box's first bound, before any model: the closed form of q_quick (per R, each document bounded
+        alone), the largest over the box's R; inf (no claim) for a single profile."""
+        if not isinstance(case, QBox):
+            return math.inf
+        shared = self._shared(instance)
+        if ("quick", direction) not in shared:
+            shared["quick", direction] = q_quick.bounds_by_r(instance, direction)
+        return q_quick.box_bound(shared["quick", direction], *case.r_range)
 
     def split(self, instance, case) -> list:
         """Two halves of a box along the interval whose width weighs most in the bound
