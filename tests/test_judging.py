@@ -143,13 +143,17 @@ def test_simulation_is_deterministic_and_decides():
     assert judgments_for_share([10, 20, math.inf, 40], 0.9) == math.inf
 
 
+def two_runs(directory):
+    """Runs x and y (topic 1: a b / b d; topic 2: c / e) and qrels judging a and e."""
+    files = {"x.run": "1 Q0 a 1 3 x\n1 Q0 b 2 2 x\n2 Q0 c 1 3 x\n", "y.run": "1 Q0 b 1 3 y\n1 Q0 d 2 2 y\n2 Q0 e 1 3 y\n",
+             "q": "1 0 a 1\n2 0 e 0\n"}
+    for name, text in files.items():
+        (directory / name).write_text(text)
+    return (directory / name for name in files)
+
+
 def test_api_returns_a_frame(tmp_path):
-    run = tmp_path / "x.run"
-    run.write_text("1 Q0 a 1 3 x\n1 Q0 b 2 2 x\n2 Q0 c 1 3 x\n")
-    other = tmp_path / "y.run"
-    other.write_text("1 Q0 b 1 3 y\n1 Q0 d 2 2 y\n2 Q0 e 1 3 y\n")
-    qrels = tmp_path / "q"
-    qrels.write_text("1 0 a 1\n2 0 e 0\n")
+    run, other, qrels = two_runs(tmp_path)
     summary = []
     frame = medopt.judge_next([str(run), str(other)], str(qrels), "P@2", budget=2, summary=summary)
     assert list(frame.columns)[:3] == ["rank", "topic", "docid"] and len(frame) == 2
@@ -165,10 +169,7 @@ def cli(*args):
 
 
 def test_command_lists_and_fails_in_one_line(tmp_path):
-    run = tmp_path / "x.run"
-    run.write_text("1 Q0 a 1 3 x\n1 Q0 b 2 2 x\n")
-    other = tmp_path / "y.run"
-    other.write_text("1 Q0 b 1 3 y\n1 Q0 d 2 2 y\n")
+    run, other, _ = two_runs(tmp_path)
     bad = tmp_path / "bad.run"
     bad.write_text("1 Q0 a 1 3 x\n1 Q0 b two 2 x\n")
     out = tmp_path / "next.csv"
