@@ -226,13 +226,16 @@ def solve_directions(instance: Instance, *, solver: str | None, time_limit: floa
 
 def settle(outcome: DirectionResult, instance: Instance, direction: str, reduced, guesses: dict, formulation,
            signed: bool) -> DirectionResult:
-    """A direction's outcome completed: the documents its reduction fixed, its guess offered, and for a
-    range end the assignments whose ratio denominator vanishes (cover_vanishing_denominator)."""
+    """A direction's outcome completed: the documents its reduction fixed, its guess offered, for a
+    range end the assignments whose ratio denominator vanishes (cover_vanishing_denominator), and for
+    a search stopped early the formulation's bound without a model (quick_bound) when lower."""
     if outcome.assignment is not None and reduced is not None:
         outcome.assignment.update(reduced.fixed)
     outcome.offer(*guesses[direction])
     if signed and is_ratio(formulation) and not formulation.covers_zero_denominators and denominator_vanishes(instance):
         cover_vanishing_denominator(outcome, instance, direction)
+    if not outcome.proven:  # stopped early: the formulation's bound without a model, when lower
+        outcome.bound = min(outcome.bound, formulation.quick_bound(instance, direction))
     return outcome
 
 

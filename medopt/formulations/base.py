@@ -115,6 +115,11 @@ class Formulation(ABC):
         return ModelSize(3 * grade_variables(instance),
                          what=f"{n:,} unjudged document{'s' * (n != 1)} x {grades:,} grades")
 
+    def quick_bound(self, instance, direction: str) -> float:
+        """Optional: a proven bound on the direction's difference found without a model, reported
+        when the search stops before proving a better one (inf: none)."""
+        return math.inf
+
     def seeds(self, instance, direction: str) -> Iterable[dict]:
         """Cheap candidate assignments (unjudged doc -> grade); the driver re-scores each."""
         return ()

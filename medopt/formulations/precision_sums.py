@@ -31,6 +31,7 @@ from math import comb
 import pyomo.environ as pyo
 
 from ..metrics import parse_metric
+from . import q_quick
 from .base import (CappedRatio, Case, CaseModels, DinkelbachMatrix, DinkelbachModels, DirectMatrix, DirectModel,
                    Formulation, ModelSize, grade_variables, register)
 from ..instance import judged_count
@@ -226,6 +227,23 @@ class PrecisionSums(Formulation, DirectModel, CaseModels, DinkelbachModels, Capp
         m = LinearModel(instance)
         numerator, denominator = self.dinkelbach_rows(m, instance, direction)
         return DinkelbachMatrix(m.matrix(), *m.vector(numerator), *m.vector(denominator), m.assignment)
+
+    def quick_bound(self, instance, direction) -> float:
+        """A proven bound on the direction's difference, without a model: q_quick's bound per R with
+        beta = 0 (each term a precision, so R times it bounds SP(X) - SP(Y) for every assignment with R
+        relevant documents), over the metric's normaliser: R (AP), min(k, R) (AP(norm=min)), k (SSP),
+        1 (SP); the largest over R, and 0 when R = 0 is possible (no relevant document: both score 0)."""
+        metric = instance.metric
+        rel = metric.p("rel") if "rel" in metric.PARAMS else 1
+        per_r = q_quick.bounds_by_r(instance, direction, beta=0.0, rel=rel)
+        if metric.family == "AP":
+            cap = self.min_cutoff(instance)
+            values = [bound * r / min(cap, r) if cap else bound for r, bound in per_r.items()]
+        else:
+            values = [bound * r * self.scale(instance) for r, bound in per_r.items()]
+        if not values or judged_count(instance, rel) == 0:
+            values.append(0.0)
+        return max(values)
 
     def min_cutoff(self, instance):
         """k when the normaliser is min(k, R), else None."""

@@ -46,11 +46,16 @@ from ..instance import judged_count
 from .q_profiles import shared_ranks
 
 
-def bounds_by_r(instance, direction: str) -> dict[int, float]:
-    """R -> bound(R) (the module docstring) for every R with J_rel <= R <= J_rel + n, R >= 1."""
+def bounds_by_r(instance, direction: str, *, beta: float | None = None, rel: int | None = None) -> dict[int, float]:
+    """R -> bound(R) (the module docstring) for every R with J_rel <= R <= J_rel + n, R >= 1; the
+    metric's beta and rel unless given.  With beta = 0 each term is a precision, count(i) / i, and
+    R (Q(X) - Q(Y)) is SP(X) - SP(Y): the bound of the sums of precisions (precision_sums.quick_bound)."""
     metric, grading = instance.metric, instance.grading
-    beta, rel, top = metric.p("beta"), metric.p("rel"), instance.max_grade
-    gains = [metric.gain(g, grading) for g in range(0, top + 1)]
+    beta = metric.p("beta") if beta is None else beta
+    rel = metric.p("rel") if rel is None else rel
+    top = instance.max_grade
+    gains = [metric.gain(g, grading) for g in range(0, top + 1)] if beta \
+        else [0.0] * min(rel, top + 1) + [1.0] * max(0, top + 1 - rel)  # beta = 0: no gain enters a term
     u_top = max(gains)
     if rel > top:
         return {}

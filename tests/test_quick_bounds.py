@@ -1,0 +1,54 @@
+"""The sums of precisions' bound without a model (PrecisionSums.quick_bound, from q_quick with
+beta = 0): on seeded random instances (graded, partially judged, uneven lists, with relevance
+limits), each direction's bound is at least that direction's maximum by enumeration; and an answer
+stopped by its time limit reports it instead of the trivial bound.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import medopt
+from medopt.errors import MedoptError
+from medopt.formulations import formulation_for
+from medopt.instance import build_instance
+from medopt.metrics import parse_metric
+
+from exact_cases import oracle_cases
+
+METRICS = ["AP@5", "AP", "AP(norm=min)@4", "SSP@5", "SP@5", "AP(rel=2)@5"]
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "dl-hard"
+
+
+@pytest.mark.parametrize("example", METRICS)
+def test_quick_bound_is_at_least_each_direction_maximum(example):
+    metric = parse_metric(example)
+    formulation = formulation_for(metric)
+    checked = tight = 0
+    for case, limits in oracle_cases(seed=sum(map(ord, example)), count=60, k=metric.cutoff, max_unjudged=6):
+        try:
+            oracle = medopt.difference_range(metric, case.a, case.b, case.judgments, max_grade=case.max_grade,
+                                             limits=limits, method="enumerate")
+        except MedoptError:  # no assignment meets the limits
+            continue
+        instance = build_instance(metric, case.a, case.b, case.judgments, max_grade=case.max_grade, limits=limits)
+        high, low = formulation.quick_bound(instance, "a"), formulation.quick_bound(instance, "b")
+        assert high >= oracle.high - 1e-9, (example, case, limits, high, oracle.high)
+        assert low >= -oracle.low - 1e-9, (example, case, limits, low, oracle.low)
+        checked += 1
+        tight += abs(high - oracle.high) < 1e-9
+    assert checked >= 40
+    assert tight >= 1  # the bound can fail, so the test can
+
+
+@pytest.mark.skipif(not DATA.exists(), reason="DL-HARD data (../shared/data) absent")
+def test_a_stopped_ap_search_at_depth_1000_reports_the_bound():
+    from medopt.io.trec import read_qrels, read_run
+
+    a = read_run(DATA / "baselines" / "doc" / "bm25+rm3+bert-mp(zs).run").rankings["67316"]
+    b = read_run(DATA / "baselines" / "doc" / "bm25.run").rankings["67316"]
+    judgments = read_qrels(DATA / "dl_hard-doc.qrels")["67316"]
+    result = medopt.med("AP", a, b, judgments, time_limit=3)
+    assert not result.certified and result.value <= result.upper_bound < 0.75
