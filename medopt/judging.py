@@ -173,6 +173,12 @@ class Judging:
         return self.metric.is_relevant(first) == self.metric.is_relevant(second) if self.metric.binary \
             else first == second
 
+    def _unchanged(self, cell: Cell, doc: str, grade: int) -> bool:
+        """Both ends certified and reached with ``doc`` at ``grade`` (or one the metric does not tell
+        apart): judging it so leaves the range as it is."""
+        return cell.certified and self._same(cell.high_assignment.get(doc, 0), grade) \
+            and self._same(cell.low_assignment.get(doc, 0), grade)
+
     def bound(self, topic: str, doc: str, pairs) -> float:
         """The lookahead value's upper bound from the current assignments (module docstring)."""
         worst = math.inf
@@ -187,7 +193,7 @@ class Judging:
         current = self.objective(cell.low, cell.high)
         if not cell.certified:  # a bound may fall further than any assignment shows
             return current
-        if self._same(cell.high_assignment.get(doc, 0), grade) and self._same(cell.low_assignment.get(doc, 0), grade):
+        if self._unchanged(cell, doc, grade):
             return 0.0
         flipped_high = dict(cell.high_assignment, **{doc: grade})
         flipped_low = dict(cell.low_assignment, **{doc: grade})
@@ -206,9 +212,8 @@ class Judging:
             total = 0.0
             for pair in pairs:
                 cell = self.cells[pair, topic]
-                if cell.certified and self._same(cell.high_assignment.get(doc, 0), grade) \
-                        and self._same(cell.low_assignment.get(doc, 0), grade):
-                    continue  # both ends are reached with d at this grade: the range is unchanged
+                if self._unchanged(cell, doc, grade):
+                    continue
                 new = self.solve(pair, topic, dict(self.judgments[topic], **{doc: grade}))
                 low, high = max(new.low, cell.low), min(new.high, cell.high)  # judging only narrows
                 total += max(0.0, self.objective(cell.low, cell.high) - self.objective(low, high))

@@ -95,13 +95,15 @@ def clairvoyant_batch(state: Judging, topic: str, qrels, batch: int, signs: dict
     documents of ``topic`` whose true grade brings the open pairs' mean ranges closest to their final
     verdict (the end that must cross 0 moves most), each judged alone."""
     scored = []
-    for doc, pairs in state.candidates(topic).items():
+    candidates = state.candidates(topic)
+    means = {pair: state.mean_range(pair) for pairs in candidates.values() for pair in pairs}
+    for doc, pairs in candidates.items():
         grade = qrels.get(topic, {}).get(doc, 0)
         gain = 0.0
         for pair in pairs:
             cell = state.cells[pair, topic]
             new = state.solve(pair, topic, dict(state.judgments[topic], **{doc: grade}))
-            low, high = state.mean_range(pair)
+            low, high = means[pair]
             if signs[pair] > 0:   # the low end must rise above 0
                 gain += min(max(0.0, -low), max(0.0, new.low - cell.low) / len(state.topics))
             elif signs[pair] < 0:  # the high end must fall below 0
