@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Iterator, Mapping, Sequence
 
 from ..errors import InputFormatError, MedoptError
-from .trec import _fields, _integer, _score, _stem, read_qrels, sort_topics, write_atomic
+from .trec import _fields, _integer, _score, _stem, four_column_rows, read_qrels, sort_topics, write_atomic
 
 MAX_OFFSET = 2 ** 40  # offsets and ends below 1 TiB: a character is (document index, offset) in one int64
 _RUN_COLUMNS = "expected 8 columns (topic Q0 docid rank score runid offset length), found {}"
@@ -94,11 +94,7 @@ def _read_spans(path) -> tuple[dict, dict]:
     """The spans and the line where each (topic, docid) first appears."""
     spans: dict[str, dict[str, list[tuple[int, int]]]] = {}
     first_line: dict[tuple[str, str], int] = {}
-    for line, fields in _fields(path):
-        if fields[0].startswith("#"):
-            continue
-        if len(fields) != 4:
-            raise InputFormatError(path, line, _SPAN_COLUMNS.format(len(fields)))
+    for line, fields in four_column_rows(path, _SPAN_COLUMNS):
         topic, docid, offset_text, length_text = fields
         spans.setdefault(topic, {}).setdefault(docid, []).append(_extent(path, line, offset_text, length_text))
         first_line.setdefault((topic, docid), line)

@@ -86,6 +86,17 @@ def _fields(path: str | os.PathLike) -> Iterator[tuple[int, list[str]]]:
             raise InputFormatError(path, number + 1, f"corrupt gzip data ({exc})") from None
 
 
+def four_column_rows(path: str | os.PathLike, message: str) -> Iterator[tuple[int, list[str]]]:
+    """``(line_number, fields)`` of each line of a four-column file (qrels, spans) that is not a
+    comment; a line with another count is an InputFormatError naming it (``message`` formats the count)."""
+    for line, fields in _fields(path):
+        if fields[0].startswith("#"):
+            continue
+        if len(fields) != 4:
+            raise InputFormatError(path, line, message.format(len(fields)))
+        yield line, fields
+
+
 def _score(path, line: int, text: str) -> float:
     value = float(text) if _NUMBER.fullmatch(text) else math.nan
     if not math.isfinite(value):
@@ -151,11 +162,7 @@ def read_qrels(path: str | os.PathLike) -> dict[str, dict[str, int]]:
     """
     qrels: dict[str, dict[str, int]] = {}
     first_line: dict[tuple[str, str], int] = {}
-    for line, fields in _fields(path):
-        if fields[0].startswith("#"):
-            continue
-        if len(fields) != 4:
-            raise InputFormatError(path, line, _QRELS_COLUMNS.format(len(fields)))
+    for line, fields in four_column_rows(path, _QRELS_COLUMNS):
         topic, _iteration, docid, grade_text = fields
         grade = _integer(path, line, grade_text, "grade")
         grades = qrels.setdefault(topic, {})
