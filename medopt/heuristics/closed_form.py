@@ -70,15 +70,24 @@ def dot_product_ends(instance: Instance) -> dict[str, tuple[float, dict]]:
 
 def closed_form(instance: Instance) -> MedResult:
     started = time.perf_counter()
-    ends = closed_form_ends(instance)
+    return med_of_ends(instance, closed_form_ends(instance), started)
+
+
+def closed_form_range(instance: Instance) -> RangeResult:
+    started = time.perf_counter()
+    return range_of_ends(instance, closed_form_ends(instance), started)
+
+
+def med_of_ends(instance, ends: dict, started: float) -> MedResult:
+    """The MED from each direction's proved maximum {direction: (value, assignment)}: the larger one,
+    certified (each value is its own bound); MED-U's closed form uses it too."""
     direction = max(ends, key=lambda d: ends[d][0])
     value, assignment = ends[direction]
     return certify(instance, assignment, direction, upper_bound=value, status="optimal",
                    method="closed-form", solver=None, started=started, claimed=value)
 
 
-def closed_form_range(instance: Instance) -> RangeResult:
-    started = time.perf_counter()
-    ends = {direction: End(assignment, value, "optimal", value)
-            for direction, (value, assignment) in closed_form_ends(instance).items()}
+def range_of_ends(instance, ends: dict, started: float) -> RangeResult:
+    """The difference range from each direction's proved maximum, each end certified on its own."""
+    ends = {direction: End(assignment, value, "optimal", value) for direction, (value, assignment) in ends.items()}
     return certify_range(instance, ends, method="closed-form", solver=None, started=started)

@@ -26,7 +26,8 @@ import time
 import numpy as np
 
 from ..passages import SHIFT, PassageInstance
-from ..result import End, MedResult, RangeResult, certify, certify_range
+from ..result import MedResult, RangeResult
+from .closed_form import med_of_ends, range_of_ends
 
 
 def character_weights(instance: PassageInstance) -> tuple[np.ndarray, np.ndarray]:
@@ -59,15 +60,9 @@ def closed_form_u_ends(instance: PassageInstance) -> dict[str, tuple[float, dict
 
 def closed_form_u(instance: PassageInstance) -> MedResult:
     started = time.perf_counter()
-    ends = closed_form_u_ends(instance)
-    direction = max(ends, key=lambda d: ends[d][0])
-    value, assignment = ends[direction]
-    return certify(instance, assignment, direction, upper_bound=value, status="optimal", method="closed-form",
-                   solver=None, started=started, claimed=value)
+    return med_of_ends(instance, closed_form_u_ends(instance), started)
 
 
 def closed_form_u_range(instance: PassageInstance) -> RangeResult:
     started = time.perf_counter()
-    ends = {direction: End(assignment, value, "optimal", value)
-            for direction, (value, assignment) in closed_form_u_ends(instance).items()}
-    return certify_range(instance, ends, method="closed-form", solver=None, started=started)
+    return range_of_ends(instance, closed_form_u_ends(instance), started)
