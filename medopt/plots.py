@@ -171,11 +171,18 @@ def plot_heatmap(store, outputs, metrics=None) -> None:
     _save(figure, outputs)
 
 
+def tau_scatter(axis, x, y, *, size: float = 18, alpha: float = 0.75) -> float:
+    """Points (x, y) on ``axis`` with a light grid; Kendall's tau between x and y (nan below two points)."""
+    from scipy.stats import kendalltau
+
+    axis.scatter(x, y, s=size, alpha=alpha, edgecolors="none")
+    axis.grid(alpha=0.3)
+    return kendalltau(x, y).statistic if len(x) > 1 else float("nan")
+
+
 def plot_scatter(store, outputs, metrics=None) -> None:
     """Mean MED of each pair under one metric (x) against another (y)."""
     plt = _pyplot()
-    from scipy.stats import kendalltau
-
     rows = load_values(store)
     metrics = _chosen_metrics(rows, metrics)
     if len(metrics) < 2:
@@ -187,12 +194,10 @@ def plot_scatter(store, outputs, metrics=None) -> None:
     x = np.array([x_means[p] for p in pairs])
     y = np.array([y_means[p] for p in pairs])
     figure, axis = plt.subplots(figsize=(5, 5))
-    axis.scatter(x, y, s=18, alpha=0.75, edgecolors="none")
-    tau = kendalltau(x, y).statistic if len(pairs) > 1 else float("nan")
+    tau = tau_scatter(axis, x, y)
     axis.set_xlabel(f"mean MED-{x_metric}")
     axis.set_ylabel(f"mean MED-{y_metric}")
     axis.set_title(f"{len(pairs)} pairs of runs; Kendall's tau = {tau:.3f}", fontsize=10)
-    axis.grid(alpha=0.3)
     _save(figure, outputs)
 
 
@@ -278,8 +283,6 @@ def plot_judged_fraction(runs, qrels_path, metric, outputs, *, percents=(0, 25, 
                          jobs: int | None = None) -> dict:
     """Tan & Clarke Fig. 2: actual difference vs MED under part of the qrels, one panel per fraction."""
     plt = _pyplot()
-    from scipy.stats import kendalltau
-
     metric = parse_metric(metric)
     points = judged_fraction_points(runs, qrels_path, metric, percents=percents, seed=seed, jobs=jobs)
     figure, axes = plt.subplots(1, len(points), figsize=(3.4 * len(points), 3.8), squeeze=False, sharex=True,
@@ -288,13 +291,11 @@ def plot_judged_fraction(runs, qrels_path, metric, outputs, *, percents=(0, 25, 
     y_top = max(max(float(np.max(m, initial=0.0)) for _, m in points.values()), x_top) * 1.05
     for axis, (percent, (actual, med)) in zip(axes[0], points.items()):
         axis.plot([0, x_top], [0, x_top], color="0.5", linewidth=0.8, linestyle="--", label="MED = actual")
-        axis.scatter(actual, med, s=12, alpha=0.7, edgecolors="none")
-        tau = kendalltau(actual, med).statistic if len(actual) > 1 else float("nan")
+        tau = tau_scatter(axis, actual, med, size=12, alpha=0.7)
         axis.set_title(f"{percent:g}% of qrels (Kendall tau {tau:.2f})", fontsize=9)
         axis.set_xlim(0, x_top)
         axis.set_ylim(0, y_top)
         axis.set_xlabel(f"actual |diff {metric}|", fontsize=8)
-        axis.grid(alpha=0.3)
     axes[0][0].set_ylabel(f"mean MED-{metric} (pairs of runs)")
     axes[0][0].legend(loc="upper left", fontsize=7, frameon=False)
     figure.tight_layout()

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import MedoptError
-from .plots import _pyplot, _save, check_image_outputs
+from .plots import _pyplot, _save, check_image_outputs, tau_scatter
 from .runs import matrix_rows
 from .companions import parse_companion  # noqa: F401 (the command asks it too)
 from .metrics import parse_metric
@@ -57,19 +57,15 @@ def plot_rbo(runs, qrels, outputs, *, metric: str = "RBP(p=0.9)", rbo: str = "RB
     """Tan & Clarke's Fig. 3(a): mean MED-``metric`` (y) of each pair against 1 - its mean RBO_ext (x)."""
     check_image_outputs(outputs)
     plt = _pyplot()
-    from scipy.stats import kendalltau
-
     pairs, med, ext, residual = rbo_points(runs, qrels, metric, rbo, jobs=jobs)
     if not pairs:
         raise MedoptError("no pair of runs shares a topic: nothing to draw")
     figure, axis = plt.subplots(figsize=(5, 5))
-    axis.scatter(1 - ext, med, s=18, alpha=0.75, edgecolors="none")
-    tau = kendalltau(1 - ext, med).statistic if len(pairs) > 1 else float("nan")
+    tau = tau_scatter(axis, 1 - ext, med)
     axis.set_xlabel(f"1 - mean {parse_companion(rbo)} (extrapolated)")
     axis.set_ylabel(f"mean MED-{med_label(metric)}")
     axis.set_title(f"{len(pairs)} pairs of runs; Kendall's tau = {tau:.3f}; largest mean residual "
                    f"{float(residual.max()):.1e}", fontsize=9)
-    axis.grid(alpha=0.3)
     _save(figure, outputs)
 
 
@@ -96,8 +92,6 @@ def plot_depths(runs, qrels, outputs, *, metric: str = "SDCG", depths=(5, 20, 10
     if not others:
         raise MedoptError(f"--depths: give depths besides {reference}, e.g. 5,20,100")
     plt = _pyplot()
-    from scipy.stats import kendalltau
-
     means = depth_points(runs, qrels, metric, depths, jobs=jobs)
     pairs = list(means[reference])
     if not pairs:
@@ -108,15 +102,13 @@ def plot_depths(runs, qrels, outputs, *, metric: str = "SDCG", depths=(5, 20, 10
     label = med_label(metric)
     for axis, k in zip(axes[0], others):
         y = np.array([means[k][p] for p in pairs])
-        axis.scatter(x, y, s=18, alpha=0.75, edgecolors="none")
+        tau = tau_scatter(axis, x, y)
         axis.plot([0, top], [0, top], color="grey", linewidth=0.8, linestyle="--")
         axis.set_xlim(0, top)
         axis.set_ylim(0, top)
-        tau = kendalltau(x, y).statistic if len(pairs) > 1 else float("nan")
         axis.set_xlabel(f"mean MED-{label}@{reference}")
         axis.set_ylabel(f"mean MED-{label}@{k}")
         axis.set_title(f"{len(pairs)} pairs; Kendall's tau = {tau:.3f}", fontsize=10)
-        axis.grid(alpha=0.3)
     _save(figure, outputs)
 
 
