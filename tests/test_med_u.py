@@ -205,13 +205,17 @@ def medopt_command(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", "medopt.cli", *map(str, args)], capture_output=True, text=True, cwd=cwd)
 
 
+def passage_inputs(directory, run_a_text, run_b_text):
+    """Two passage runs, qrels judging w relevant on topic 7 and its span: the four paths."""
+    paths = [directory / name for name in ("a.txt", "b.txt", "qrels.txt", "spans.txt")]
+    for path, text in zip(paths, (run_a_text, run_b_text, "7 0 w 1\n", "7 w 0 10\n")):
+        path.write_text(text)
+    return paths
+
+
 def test_command_compare(tmp_path):
-    run_a, run_b = tmp_path / "a.txt", tmp_path / "b.txt"
-    qrels, spans = tmp_path / "qrels.txt", tmp_path / "spans.txt"
-    run_a.write_text("7 Q0 x 1 2.0 A 0 6000\n7 Q0 y 2 1.0 A 0 6000\n")
-    run_b.write_text("7 Q0 z 1 2.0 B 0 12000\n")
-    qrels.write_text("7 0 w 1\n")
-    spans.write_text("7 w 0 10\n")
+    run_a, run_b, qrels, spans = passage_inputs(tmp_path, "7 Q0 x 1 2.0 A 0 6000\n7 Q0 y 2 1.0 A 0 6000\n",
+                                                "7 Q0 z 1 2.0 B 0 12000\n")
     done = medopt_command("compare", run_a, run_b, "--qrels", qrels, "--spans", spans, "-m", "U(L=12000)")
     assert done.returncode == 0, done.stderr
     rows = [line.split(",") for line in done.stdout.splitlines()]
@@ -225,12 +229,8 @@ def test_command_compare(tmp_path):
 
 
 def test_command_errors_are_one_line_exit_2(tmp_path):
-    run_a, run_b = tmp_path / "a.txt", tmp_path / "b.txt"
-    qrels, spans = tmp_path / "qrels.txt", tmp_path / "spans.txt"
-    run_a.write_text("7 Q0 x 1 2.0 A 0 60\n7 Q0 y 2 1.0 A 0\n")
-    run_b.write_text("7 Q0 z 1 2.0 B 0 120\n")
-    qrels.write_text("7 0 w 1\n")
-    spans.write_text("7 w 0 10\n")
+    run_a, run_b, qrels, spans = passage_inputs(tmp_path, "7 Q0 x 1 2.0 A 0 60\n7 Q0 y 2 1.0 A 0\n",
+                                                "7 Q0 z 1 2.0 B 0 120\n")
     done = medopt_command("compare", run_a, run_b, "--qrels", qrels, "--spans", spans, "-m", "U(L=100)")
     assert done.returncode == 2 and done.stderr.count("\n") == 1
     assert f"{run_a}:2: expected 8 columns" in done.stderr
