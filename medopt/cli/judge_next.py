@@ -5,8 +5,9 @@ from __future__ import annotations
 import click
 
 from ..io.paths import check_output_file
-from ..io.results import FORMATS, format_rows, write_parquet, write_rows
+from ..io.results import FORMATS
 from ..judging import JUDGE_COLUMNS, POLICIES, judge_next
+from ..runs import format_output, write_output
 from .common import DEFAULT_TIME_LIMIT, TimeLimit, judged_only_option, main, warn
 
 
@@ -52,9 +53,7 @@ def judge_next_command(runs, qrels, metric, budget, per_topic, policy, target, s
         click.echo(f"medopt: {row['run_a']} - {row['run_b']}: mean difference range [{row['low']:.4f}, "
                    f"{row['high']:.4f}] ({row['verdict']}), mean MED {row['mean_med']:.4f}, {state}", err=True)
     rows = frame.to_dict("records")
-    if output and fmt == "parquet":
-        write_parquet(rows, JUDGE_COLUMNS, output)
-    elif output:
-        write_rows(rows, JUDGE_COLUMNS, fmt, output)
+    if output:
+        write_output(rows, JUDGE_COLUMNS, fmt, output)
     else:
-        click.echo(format_rows(rows, JUDGE_COLUMNS, fmt), nl=False)
+        click.echo(format_output(rows, JUDGE_COLUMNS, fmt), nl=False)
