@@ -9,14 +9,14 @@ best heuristic of that metric where one exists (its value is a lower bound; 'hit
 fraction of instances where it reached the certified maximum).  ``--solvers default`` measures
 what ``medopt`` does when no solver is asked for (its pick per metric family and depth).
 
-Instances run in --jobs worker processes (default 2; 1 runs them in this process, no pool).
+Instances run in --jobs worker processes at once (default 2), a fresh process per instance.
 Each finished instance is appended by the main process as one flushed line to a JSON-lines log
 (--log), so Ctrl-C or kill loses at most the instances in flight and a rerun continues where it
 stopped (--fresh ignores the log); the table is printed from the log, with the wall time and
 the number of instances solved in this run.
 
-Each instance's peak resident memory (the worker process's RSS, sampled every 10 ms while it
-runs) is logged and the table gives the largest per group.  ``--preset depth1000`` is trec_eval's
+Each instance's peak resident memory (its own worker process's RSS, sampled every 10 ms while it
+runs, imports and the warm-up included) is logged and the table gives the largest per group.  ``--preset depth1000`` is trec_eval's
 depth: AP and RR over the whole run (1000 ranks), AP(norm=min)@1000, SSP@1000, nDCG@1000 and
 ERR@1000, plus Q(beta=1)@100.
 
@@ -132,10 +132,6 @@ def run_instance(metric, a, b, judgments, solver, time_limit):
     return row
 
 
-# One worker process: the runs and qrels, loaded once by _start_worker.
-_WORKER: dict = {}
-
-
 def warm_up():
     """Import and first-call costs (Pyomo, HiGHS, CP-SAT: about a second) paid before any instance is
     timed, so a process's first instance is not charged with them."""
@@ -145,48 +141,49 @@ def warm_up():
                        max_grade=2)
 
 
-def _start_worker(run_paths, qrels_path, parent):
+def _start_worker(parent):
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process decides what an interrupt stops
-    _WORKER.update(runs={str(p): read_run(p) for p in run_paths}, qrels=read_qrels(qrels_path))
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
     warm_up()
 
 
 def _exit_with_parent(parent):
-    """A main process killed outright (SIGKILL) cannot stop its pool: each worker leaves when it is gone."""
-    while os.getppid() == parent:
+    """A main process killed outright (SIGKILL) cannot stop its pool: each worker leaves when it is gone
+    (a forkserver's child: its parent is the server, so it watches the main process's pid)."""
+    while True:
+        try:
+            os.kill(parent, 0)
+        except ProcessLookupError:
+            os._exit(1)
         time.sleep(0.5)
-    os._exit(1)
 
 
-def solve(runs, qrels, task):
-    first, second, topic, metric, judged, solver, time_limit = task
+def task_for(runs, qrels, first, second, topic, metric, judged, solver, time_limit):
+    """One instance as its worker needs it: the two rankings and the topic's judgments, not the runs."""
     judgments = qrels.get(topic, {}) if judged == "dl-hard" else {}
-    return run_instance(metric, runs[first].rankings[topic], runs[second].rankings[topic], judgments, solver,
-                        time_limit)
+    return metric, runs[first].rankings[topic], runs[second].rankings[topic], judgments, solver, time_limit
 
 
 def _worker_solve(task):
-    return solve(_WORKER["runs"], _WORKER["qrels"], task)
+    return run_instance(*task)
 
 
 def _raise_interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
-def solved(todo, jobs, run_paths, qrels_path, loaded, qrels):
-    """Yield (key, row) for each instance of ``todo`` as it finishes: in this process when ``jobs`` is 1,
-    else on a pool of ``jobs`` worker processes.  Pending instances are cancelled and running
-    ones stopped when the caller stops (an interrupt, an error)."""
-    if jobs <= 1 or not todo:
-        if todo:
-            warm_up()
-        for key, task in todo:
-            yield key, solve(loaded, qrels, task)
+def solved(todo, jobs):
+    """Yield (key, row) for each instance of ``todo`` as it finishes, on a pool of ``jobs`` worker
+    processes, each of which solves one instance and exits, so that an instance's peak RSS is its own
+    (a process that solved an AP@1000 instance keeps that memory, and the next instance would be charged
+    with it).  Workers come from a forkserver with medopt imported, and warm up before their instance.
+    Pending instances are cancelled and running ones stopped when the caller stops (an interrupt, an error)."""
+    if not todo:
         return
-    # fork where there is one (as medopt.batch): workers of a spawn pool stopped mid-run leave semaphores
-    # that their imports registered, and the resource tracker warns about them at exit.
-    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+    # forkserver: children forked from a clean single-threaded server (a fork of a process whose solvers
+    # have started threads is not safe), with medopt already imported.
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["medopt"])
     # Workers start with SIGINT ignored (inherited through fork and exec), so a Ctrl-C while they start
     # cannot print tracebacks; the pool starts its processes with the first tasks submitted.
     # At most two tasks per worker are queued, so stopping drops the rest without cancelling them.
@@ -199,7 +196,7 @@ def solved(todo, jobs, run_paths, qrels_path, loaded, qrels):
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         pool = ProcessPoolExecutor(min(jobs, len(todo)), mp_context=context, initializer=_start_worker,
-                                   initargs=(run_paths, qrels_path, os.getpid()))
+                                   initargs=(os.getpid(),), max_tasks_per_child=1)
         submit()
     finally:
         signal.signal(signal.SIGINT, previous)
@@ -234,7 +231,7 @@ def main(argv=None):
                         help="'default': the solver medopt picks when none is asked for (per metric family and depth)")
     parser.add_argument("--time-limit", type=float, default=60.0)
     parser.add_argument("--jobs", type=int, default=2,
-                        help="worker processes, one instance each (default 2; 1: in this process, no pool)")
+                        help="worker processes at once (default 2); each solves one instance and exits")
     parser.add_argument("--log", type=Path, default=Path("benchmarks/results/exact_depth.jsonl"))
     parser.add_argument("--fresh", action="store_true", help="ignore instances already in the log")
     parser.add_argument("--compare", type=Path, metavar="LOG",
@@ -249,10 +246,8 @@ def main(argv=None):
     if len(runs) < 2:
         sys.exit(f"DL-HARD runs not found under {args.data}")
     pairs = select_pairs(runs, args.pairs)
-    qrels_path = args.data / "dl_hard-doc.qrels"
-    qrels = read_qrels(qrels_path)
-    run_paths = sorted({p for pair in pairs for p in pair})
-    loaded = {str(p): read_run(p) for p in run_paths}
+    qrels = read_qrels(args.data / "dl_hard-doc.qrels")
+    loaded = {str(p): read_run(p) for p in sorted({p for pair in pairs for p in pair})}
     args.log.parent.mkdir(parents=True, exist_ok=True)
     done = read_log(args.log) if args.log.exists() and not args.fresh else {}
 
@@ -268,7 +263,8 @@ def main(argv=None):
                 if key in done:
                     skipped += 1
                     continue
-                todo.append((key, (str(first), str(second), topic, metric, judged, solver, args.time_limit)))
+                todo.append((key, task_for(loaded, qrels, str(first), str(second), topic, metric, judged, solver,
+                                           args.time_limit)))
                 labels[key] = dict(key=key, metric=metric, k=k, judgments=judged, solver=solver, commit=commit)
 
     started, count, certified, interrupted = time.perf_counter(), 0, 0, False
@@ -276,7 +272,7 @@ def main(argv=None):
     bar = tqdm(total=skipped + len(todo), initial=skipped, unit="inst", file=sys.stderr, dynamic_ncols=True,
                mininterval=1.0, desc="exact_depth", disable=not todo)
     try:
-        with args.log.open("a") as log, closing(solved(todo, args.jobs, run_paths, qrels_path, loaded, qrels)) as results:
+        with args.log.open("a") as log, closing(solved(todo, args.jobs)) as results:
             for key, row in results:
                 row.update(labels[key])
                 log.write(json.dumps(row) + "\n")
