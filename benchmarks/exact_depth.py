@@ -7,7 +7,8 @@ settings (with no judgments a topic would otherwise be binary, SPEC 1).  Prints 
 instances, certified fraction, median / 90th percentile / max seconds, and the same for the
 best heuristic of that metric where one exists (its value is a lower bound; 'hit' is the
 fraction of instances where it reached the certified maximum).  ``--solvers default`` measures
-what ``medopt`` does when no solver is asked for (its pick per metric family and depth).
+what ``medopt`` does when no solver is asked for (its pick per metric family and depth), and ``--solvers auto``
+what ``medopt.med`` does when no method is asked for either (nDCG: the profile search, no model).
 
 Instances run in --jobs worker processes at once (default 2), a fresh process per instance.
 Each finished instance is appended by the main process as one flushed line to a JSON-lines log
@@ -112,14 +113,17 @@ def run_instance(metric, a, b, judgments, solver, time_limit):
     started = time.perf_counter()
     try:
         with PeakRSS() as memory:
-            exact = medopt.med(metric, a, b, judgments, method="exact", solver=None if solver == "default" else solver,
-                               time_limit=time_limit, **grades)
+            # "auto": medopt's own pick of method (nDCG: the profile search) and solver; else the exact driver
+            method = "auto" if solver == "auto" else "exact"
+            exact = medopt.med(metric, a, b, judgments, method=method,
+                               solver=None if solver in ("default", "auto") else solver, time_limit=time_limit, **grades)
     except Exception as error:  # an unattended run logs a failing instance (uncertified) and goes on
         row.update(exact_seconds=time.perf_counter() - started, exact_value=None, certified=False, status="error",
                    bound=None, error=f"{type(error).__name__}: {error}")
         return row
     row.update(exact_seconds=time.perf_counter() - started, exact_value=exact.value, certified=exact.certified,
-               status=exact.status, bound=exact.upper_bound, used_solver=exact.solver, peak_rss_mb=memory.mb)
+               status=exact.status, bound=exact.upper_bound, used_solver=exact.solver, used_method=exact.method,
+               peak_rss_mb=memory.mb)
     heuristic = HEURISTICS.get(family)
     if heuristic and heuristic in medopt.METHODS:
         started = time.perf_counter()
@@ -227,8 +231,10 @@ def main(argv=None):
     parser.add_argument("--preset", choices=["depth1000"], default=None,
                         help="depth1000: --ks 1000 and trec_eval-depth metrics (AP, RR whole run; Q(beta=1)@100)")
     parser.add_argument("--judgments", nargs="+", default=["dl-hard", "none"], choices=["dl-hard", "none"])
-    parser.add_argument("--solvers", nargs="+", default=["highs", "cpsat"], choices=["highs", "cpsat", "default"],
-                        help="'default': the solver medopt picks when none is asked for (per metric family and depth)")
+    parser.add_argument("--solvers", nargs="+", default=["highs", "cpsat"], choices=["highs", "cpsat", "default", "auto"],
+                        help="'default': the exact driver with the solver medopt picks when none is asked for (per "
+                             "metric family and depth); 'auto': what medopt.med does with no method given (its exact "
+                             "method per metric: nDCG's profile search, else the exact driver)")
     parser.add_argument("--time-limit", type=float, default=60.0)
     parser.add_argument("--jobs", type=int, default=2,
                         help="worker processes at once (default 2); each solves one instance and exits")
