@@ -10,6 +10,15 @@ deadline is a context variable: threads and concurrent computations each see the
 **Size.**  ``memory_limit()``: the most a single instance's exact model may be predicted to take
 (exact/common.check_memory refuses larger ones before building anything, with TooLargeError):
 2 GB, or the environment's ``MEDOPT_MEMORY_LIMIT_GB``.
+
+**Memory while solving.**  A prediction bounds the model, not a solver's search (CP-SAT's clause and
+cut databases, HiGHS's branch and bound), nor what a solver's own memory limit counts.  So an exact
+computation runs inside ``memory_ceiling(limit)`` too: a solve in flight (solvers/stoppable.py) is
+stopped once the process's resident set passes the ceiling, ``STOP_SHARE`` of the limit (plus
+whatever the process held beyond a fresh one's ``FRESH_PROCESS`` when the computation began, so a
+large notebook session is not stopped at once).  From then on the computation is out of time
+(``expired``, ``check_time``, ``remaining`` = 0): it stops as at its time limit, with the best
+assignment found and the bound proven so far, never certified by the stop.
 """
 
 from __future__ import annotations
@@ -43,6 +52,52 @@ def memory_limit() -> int:
 
 _DEADLINE: ContextVar[float | None] = ContextVar("medopt_deadline", default=None)
 
+STOP_SHARE = 0.9                # a solve stops when the process's RSS passes this share of the limit ...
+FRESH_PROCESS = 300 * 2 ** 20   # ... beyond a fresh process's own (medopt and both solvers loaded: 210-300 MB)
+
+# the current computation's [ceiling in bytes, crossed]; shared by everything inside one memory_ceiling
+_CEILING: ContextVar[list | None] = ContextVar("medopt_memory_ceiling", default=None)
+_PROCESS = None
+
+
+def process_rss() -> int:
+    """This process's resident set size in bytes (psutil)."""
+    global _PROCESS
+    if _PROCESS is None:
+        import psutil
+        _PROCESS = psutil.Process()
+    return _PROCESS.memory_info().rss
+
+
+@contextmanager
+def memory_ceiling(limit: int | None = None):
+    """Run the body under a memory ceiling (module docstring); an enclosing one still holds."""
+    if _CEILING.get() is not None:
+        yield
+        return
+    limit = memory_limit() if limit is None else limit
+    token = _CEILING.set([int(STOP_SHARE * limit) + max(0, process_rss() - FRESH_PROCESS), False])
+    try:
+        yield
+    finally:
+        _CEILING.reset(token)
+
+
+def over_memory() -> bool:
+    """Whether the process has passed the current ceiling (reads the RSS: for a waiting loop)."""
+    state = _CEILING.get()
+    if state is None:
+        return False
+    if not state[1] and process_rss() > state[0]:
+        state[1] = True
+    return state[1]
+
+
+def memory_crossed() -> bool:
+    """Whether a solve of the current computation was stopped at the ceiling (no RSS read)."""
+    state = _CEILING.get()
+    return state is not None and state[1]
+
 
 class OutOfTime(Exception):
     """The deadline of the current computation has passed (check_time)."""
@@ -69,6 +124,8 @@ def until(deadline: float | None):
 
 def remaining() -> float | None:
     """Seconds left before the current deadline (None: none)."""
+    if memory_crossed():
+        return 0.0
     deadline = _DEADLINE.get()
     return None if deadline is None else deadline - time.perf_counter()
 
@@ -76,13 +133,13 @@ def remaining() -> float | None:
 def expired() -> bool:
     """Whether the current deadline has passed (for loops that stop rather than raise)."""
     deadline = _DEADLINE.get()
-    return deadline is not None and time.perf_counter() > deadline
+    return memory_crossed() or (deadline is not None and time.perf_counter() > deadline)
 
 
 def check_time() -> None:
     """Raise OutOfTime when the current deadline has passed."""
     deadline = _DEADLINE.get()
-    if deadline is not None and time.perf_counter() > deadline:
+    if (deadline is not None and time.perf_counter() > deadline) or memory_crossed():
         raise OutOfTime
 
 

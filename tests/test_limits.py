@@ -229,6 +229,52 @@ def test_memory_limit_from_the_environment(monkeypatch):
     assert medopt.med("AP@30", a, b, {}).certified
 
 
+def test_a_solve_past_the_memory_ceiling_stops_with_an_honest_answer(warm):
+    """A limit of 200 MB puts the ceiling below what this test process already holds (limits:
+    0.9 x 200 MB beyond a fresh process's 300 MB), while the guard's prediction of the model (some
+    105 MB) passes: CP-SAT's AP@60 search (about half a second to its optimum) is stopped at the
+    first check, the computation ends as at a time limit, and what it reports holds against the
+    optimum."""
+    a, b = deep_pair(60, similarity=0.3, seed=3)
+    stopped, seconds = timed("AP@60", a, b, {}, method="exact", solver="cpsat", memory_limit=200 * 2 ** 20)
+    assert stopped.details.get("stopped") == "memory limit"
+    assert_honest_timeout(stopped)
+    assert stopped.status == "timeout" and not stopped.certified
+    optimum = medopt.med("AP@60", a, b, {}, method="exact", solver="cpsat")
+    assert optimum.certified and "stopped" not in optimum.details
+    assert stopped.value <= optimum.value + 1e-9 <= stopped.upper_bound + 2e-9
+    # both ends of a range, with a time limit as well: each end's proven bound holds against the true end
+    stopped = medopt.difference_range("AP@60", a, b, {}, method="exact", solver="cpsat", time_limit=30,
+                                      memory_limit=200 * 2 ** 20)
+    exact = medopt.difference_range("AP@60", a, b, {}, method="exact", solver="cpsat")
+    assert exact.certified and not stopped.certified and stopped.details.get("stopped") == "memory limit"
+    assert stopped.low_bound - 1e-9 <= exact.low <= stopped.low + 1e-9
+    assert stopped.high - 1e-9 <= exact.high <= stopped.high_bound + 1e-9
+
+
+def test_the_memory_ceiling_counts_from_a_fresh_process(monkeypatch):
+    """The ceiling is 0.9 of the limit, plus what the process held beyond a fresh one's when the
+    computation began; an enclosing ceiling holds inside; crossing it makes the computation out of time."""
+    from medopt import limits
+    rss = {"now": 100 * 2 ** 20}
+    monkeypatch.setattr(limits, "process_rss", lambda: rss["now"])
+    with limits.memory_ceiling(1000 * 2 ** 20):
+        assert not limits.over_memory() and limits.remaining() is None and not limits.expired()
+        rss["now"] = 901 * 2 ** 20
+        assert limits.over_memory() and limits.memory_crossed()
+        assert limits.remaining() == 0.0 and limits.expired()
+        with pytest.raises(OutOfTime):
+            check_time()
+    assert not limits.memory_crossed() and limits.remaining() is None
+    rss["now"] = 3000 * 2 ** 20  # a large session: the ceiling moves up by what it holds beyond 300 MB
+    with limits.memory_ceiling(1000 * 2 ** 20):
+        with limits.memory_ceiling(10 * 2 ** 20):  # nested: the outer ceiling holds
+            rss["now"] = (3000 - 300 + 900) * 2 ** 20
+            assert not limits.over_memory()
+            rss["now"] += 2 ** 20
+            assert limits.over_memory()
+
+
 def built_entries(formulation, instance, strategy):
     """Columns + nonzeros of the largest model one direction of ``strategy`` holds (as ModelSize counts)."""
     from medopt.exact.dinkelbach import dinkelbach_matrix

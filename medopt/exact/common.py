@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from ..bounds import trivial_bound
 from ..errors import MedoptError, TooLargeError
 from ..instance import Instance
-from ..limits import MEMORY_LIMIT_VARIABLE, deadline_after, memory_limit as default_memory_limit
+from ..limits import MEMORY_LIMIT_VARIABLE, deadline_after, memory_crossed, memory_limit as default_memory_limit
 
 
 @dataclass
@@ -47,10 +47,12 @@ class Clock:
         self.deadline = deadline_after(time_limit)
 
     def remaining(self):
+        if memory_crossed():  # a solve was stopped at the memory ceiling: out of time from now on
+            return 0.0
         return None if self.deadline is None else self.deadline - time.perf_counter()
 
     def expired(self) -> bool:
-        return self.deadline is not None and time.perf_counter() >= self.deadline
+        return memory_crossed() or (self.deadline is not None and time.perf_counter() >= self.deadline)
 
 
 def cutoff_for(start: float):

@@ -26,7 +26,7 @@ from ..errors import MedoptError
 from ..formulations import formulation_for
 from ..formulations.base import BoxSearch, CappedRatio, CaseModels, CompactModel, DinkelbachModels, DirectModel
 from ..instance import Instance
-from ..limits import OutOfTime, until
+from ..limits import OutOfTime, memory_ceiling, memory_crossed, until
 from ..reductions import reduce as reduce_instance
 from ..result import End, MedResult, RangeResult, certify, certify_range
 from ..solvers import SOLVERS
@@ -179,7 +179,9 @@ def solve_directions(instance: Instance, *, solver: str | None, time_limit: floa
         zero = {d: 0 for d in instance.unjudged}
         directions = {d: DirectionResult(value=0.0, assignment=zero, bound=0.0) for d in ("a", "b")}
         return Solved(directions, solver, dict(details, strategy="identical lists"))
-    with until(clock.deadline):  # model building checks the deadline too (limits.check_time)
+    # model building checks the deadline too (limits.check_time); a solve past the memory ceiling is
+    # stopped, and the computation then ends as at its deadline (limits.memory_ceiling)
+    with until(clock.deadline), memory_ceiling(memory_limit):
         directions, guesses = {}, {d: rank_rule_guess(instance, d) for d in ("a", "b")}
         # a search under a time limit may stop: its bound without a model is computed first, inside
         # the limit (0.1-0.3 s a direction at depth 1000); without a limit only when a search stops
@@ -224,6 +226,8 @@ def solve_directions(instance: Instance, *, solver: str | None, time_limit: floa
                 directions[direction] = settle(outcome, instance, direction, joint[direction][0], guesses,
                                                formulation, signed, quick)
                 details["solves"] += outcome.solves
+        if memory_crossed():
+            details["stopped"] = "memory limit"
     return Solved(directions, solver, details)
 
 

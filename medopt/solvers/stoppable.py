@@ -28,6 +28,8 @@ import threading
 import time
 from typing import Callable
 
+from ..limits import over_memory
+
 POLL = 0.05          # seconds between the waiting thread's checks for a signal
 STOP_WAIT = 0.4      # seconds a stopped solver is given to return
 OVERRUN_GRACE = 0.1  # seconds past its time limit a solver may take before it is stopped
@@ -60,7 +62,9 @@ def run_stoppable(run: Callable[[], object], stop: Callable[[], None], time_limi
     On any exception while waiting (KeyboardInterrupt, SystemExit) ``stop()`` is called (again at
     each step: a stop asked for before the solver started may be lost), the worker gets STOP_WAIT
     seconds, and the exception is re-raised.  Past ``time_limit`` + OVERRUN_GRACE the same stop, and
-    SolverOverran if the worker is still running after it.  Exceptions of ``run`` propagate."""
+    SolverOverran if the worker is still running after it.  Past the memory ceiling of the current
+    computation (limits.memory_ceiling) the same stop, and the solver's own answer is returned (the
+    computation is out of time from then on).  Exceptions of ``run`` propagate."""
     outcome: dict = {}
     done = threading.Event()
 
@@ -92,6 +96,10 @@ def run_stoppable(run: Callable[[], object], stop: Callable[[], None], time_limi
                 if not stop_and_wait(overran=True):
                     raise SolverOverran(f"the solver ran {time.monotonic() - started:.1f} s with a limit "
                                         f"of {time_limit:.1f} s and did not stop")
+                break
+            if over_memory():
+                if not stop_and_wait(overran=True):
+                    raise SolverOverran("the solver passed the memory limit and did not stop")
                 break
     except SolverOverran:
         raise
