@@ -52,3 +52,23 @@ def test_a_stopped_ap_search_at_depth_1000_reports_the_bound():
     judgments = read_qrels(DATA / "dl_hard-doc.qrels")["67316"]
     result = medopt.med("AP", a, b, judgments, time_limit=3)
     assert not result.certified and result.value <= result.upper_bound < 0.75
+
+
+@pytest.mark.parametrize("example", ["AP@5", "SSP@5", "AP(norm=min)@4"])
+def test_a_direction_closed_by_its_bound_without_a_model_leaves_the_exact_med(example):
+    """For MED the driver settles a direction whose quick bound is at most the difference already
+    reached, without a model: the answer stays the enumeration's, certified, on random instances where
+    that happens (and the bound is used on some of them, so the test can fail)."""
+    metric = parse_metric(example)
+    closed = 0
+    for case, limits in oracle_cases(seed=7 + sum(map(ord, example)), count=60, k=metric.cutoff, max_unjudged=6):
+        try:
+            oracle = medopt.med(metric, case.a, case.b, case.judgments, max_grade=case.max_grade, limits=limits,
+                                method="enumerate")
+        except MedoptError:  # no assignment meets the limits
+            continue
+        exact = medopt.med(metric, case.a, case.b, case.judgments, max_grade=case.max_grade, limits=limits,
+                           method="exact")
+        assert exact.certified and abs(exact.value - oracle.value) < 1e-9, (example, case, limits)
+        closed += exact.details.get("closed without a model", 0)
+    assert closed >= 5

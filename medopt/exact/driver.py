@@ -199,6 +199,15 @@ def solve_directions(instance: Instance, *, solver: str | None, time_limit: floa
                 directions[direction] = DirectionResult(bound=ceiling)
                 directions[direction].offer(*guesses[direction])
                 continue
+            if not signed:  # MED: a direction whose bound without a model cannot beat the difference
+                # reached (some assignment's, in either direction) is settled without a search
+                if direction not in quick:
+                    quick[direction] = formulation.quick_bound(instance, direction)
+                if quick[direction] <= start:
+                    directions[direction] = DirectionResult(bound=quick[direction])
+                    directions[direction].offer(*guesses[direction])
+                    details["closed without a model"] = details.get("closed without a model", 0) + 1
+                    continue
             chosen = strategy
             if signed and not start >= 0 and not STRATEGIES[strategy].any_sign:
                 if asked != "auto":
