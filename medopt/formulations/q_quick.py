@@ -9,7 +9,10 @@ relevant document at rank i of a list Z, its term T^Z_i = (beta cg_Z(i) + count_
 not in Z.  u_top = the largest gain of a grade 0..G, u_rel the smallest gain of a grade >= rel.
 
 Upper bound of T^X at rank i.  cg_X(i) <= cg*(i) (X's top i are documents of the collection) and
-count_X(i) <= m_i = min(i - N_X(i), R), N_X(i) the judged non-relevant documents above i in X.
+count_X(i) <= m_i = min(1 + P_X(i) + min(U_X(i), u - [x_i unjudged]), R), P_X(i) and U_X(i) the
+judged relevant and the unjudged documents above i in X and u = R - J_rel: the documents counted
+are x_i itself, judged relevant ones above it and unjudged relevant ones above it, and only u
+unjudged documents are relevant, x_i among them when it is unjudged.  (m_i <= 1 + (i - 1) = i.)
 With m_i <= i the map c -> (beta c + m_i) / (beta c + i) is non-decreasing, and cg*(i) <= C_i =
 u_top min(i, R) when no grade below rel has a gain (then only relevant documents have one), else
 u_top i.  So T^X_i <= a_i(R) = (beta C_i + m_i) / (beta C_i + i).
@@ -78,16 +81,20 @@ def bounds_by_r(instance, direction: str, *, beta: float | None = None, rel: int
         return np.concatenate(([0.0], np.cumsum(flags)[:-1]))
 
     not_relevant = lambda d: d in judged and judged[d] < rel  # noqa: E731
+    relevant = lambda d: d in judged and judged[d] >= rel  # noqa: E731
+    unjudged_here = lambda d: d not in judged  # noqa: E731
     ranks_x = np.arange(1, len(better) + 1, dtype=float)
     cap_x = ideal_cap(ranks_x)
-    most = np.minimum(ranks_x - above(better, not_relevant), r)
+    itself = np.array([float(unjudged_here(d)) for d in better])  # x_i is one of the u unjudged relevant ones
+    unjudged_relevant = r - judged_relevant  # u, per R (rows)
+    most = np.minimum(1 + above(better, relevant)
+                      + np.minimum(above(better, unjudged_here), np.maximum(unjudged_relevant - itself, 0)), r)
     a = (beta * cap_x + most) / (beta * cap_x + ranks_x)
     ranks_y = np.arange(1, len(other) + 1, dtype=float)
     cap_y = ideal_cap(ranks_y)
     unjudged_not_relevant = n - (r - judged_relevant)
-    at_most_not_relevant = above(other, not_relevant) + np.minimum(above(other, lambda d: d not in judged),
-                                                                    unjudged_not_relevant)
-    least = np.maximum(1 + above(other, lambda d: d in judged and judged[d] >= rel), ranks_y - at_most_not_relevant)
+    at_most_not_relevant = above(other, not_relevant) + np.minimum(above(other, unjudged_here), unjudged_not_relevant)
+    least = np.maximum(1 + above(other, relevant), ranks_y - at_most_not_relevant)
     b = (beta * u_rel * least + least) / (beta * cap_y + ranks_y)
 
     shared = {better[i - 1] for i in shared_ranks(instance)}
