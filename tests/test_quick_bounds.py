@@ -44,15 +44,19 @@ def test_quick_bound_is_at_least_each_direction_maximum(example):
 
 
 @pytest.mark.skipif(not DATA.exists(), reason="DL-HARD data (../shared/data) absent")
-def test_a_stopped_ap_search_at_depth_1000_reports_the_bound():
+def test_depth_1000_with_the_qrels_ap_is_certified_and_a_stopped_ssp_search_reports_its_bound():
+    """AP over 1000 ranks (trec_eval's map) on a DL-HARD topic with the qrels: the roof dual closes
+    both directions without a model (60 s and uncertified, bound 0.74, before it).  SSP@1000 on the
+    same topic stops at its time limit and reports the roof dual's bound (0.26), not the trivial 1."""
     from medopt.io.trec import read_qrels, read_run
 
     a = read_run(DATA / "baselines" / "doc" / "bm25+rm3+bert-mp(zs).run").rankings["67316"]
     b = read_run(DATA / "baselines" / "doc" / "bm25.run").rankings["67316"]
     judgments = read_qrels(DATA / "dl_hard-doc.qrels")["67316"]
-    result = medopt.med("AP", a, b, judgments, time_limit=3)
-    assert not result.certified and result.value <= result.upper_bound < 0.75
-
+    result = medopt.med("AP", a, b, judgments, time_limit=20)
+    assert result.certified and result.details["closed without a model"] == 2
+    stopped = medopt.med("SSP@1000", a, b, judgments, time_limit=3)
+    assert not stopped.certified and stopped.value <= stopped.upper_bound < 0.3
 
 @pytest.mark.parametrize("example", ["AP@5", "SSP@5", "AP(norm=min)@4"])
 def test_a_direction_closed_by_its_bound_without_a_model_leaves_the_exact_med(example):

@@ -29,7 +29,8 @@ from ..instance import Instance
 from ..limits import OutOfTime, memory_ceiling, memory_crossed, until
 from ..reductions import reduce as reduce_instance
 from ..result import End, MedResult, RangeResult, certify, certify_range
-from ..solvers import SOLVERS
+from ..solvers import CUTOFF_SLACK, SOLVERS
+from ..solvers.roof_dual import roof_dual_bound
 from .boxes import BoxRun, solve_boxes
 from .cases import solve_cases
 from .common import Clock, DirectionResult, check_memory, denominator_counts, vanishing_points, vanishing_points_exhaustive
@@ -193,33 +194,47 @@ def solve_directions(instance: Instance, *, solver: str | None, time_limit: floa
         reached = max(guess[0] for guess in guesses.values())  # a difference some assignment reaches
         ceiling = trivial_bound(instance)
         joint = {}  # direction -> (reduced instance, start): the box searches run side by side (solve_jointly)
-        for direction in sorted(guesses, key=lambda d: -guesses[d][0]):  # the likelier winner first
+        order = sorted(guesses, key=lambda d: -guesses[d][0])  # the likelier winner first
+        # First the bounds that need no model, for both directions, so that a direction whose search
+        # never gets the time still has them; a direction they settle is not searched.
+        reduced_for = {}
+        for direction in order:
             start = guesses[direction][0] if signed else reached
             if start >= ceiling:  # no difference exceeds the trivial bound: nothing left to prove
                 directions[direction] = DirectionResult(bound=ceiling)
+            elif not signed and known_bound(quick, formulation, instance, direction) <= start:
+                directions[direction] = DirectionResult(bound=quick[direction])  # MED: cannot beat the reached
+                details["closed without a model"] = details.get("closed without a model", 0) + 1
+            else:
+                try:
+                    if clock.expired():
+                        raise OutOfTime
+                    reduced_for[direction] = reduce_instance(instance, direction, reaches_positive=not signed or start > 0) \
+                        if reduce else instance
+                    if settled_by_relaxation(formulation, reduced_for[direction], direction, start, quick):
+                        directions[direction] = DirectionResult(bound=quick[direction])
+                        details["closed without a model"] = details.get("closed without a model", 0) + 1
+                except OutOfTime:
+                    pass
+            if direction in directions:
                 directions[direction].offer(*guesses[direction])
+        for direction in (d for d in order if d not in directions):
+            start = guesses[direction][0] if signed else reached
+            if not signed and quick.get(direction, math.inf) <= start:  # the first direction's search raised it
+                directions[direction] = DirectionResult(bound=quick[direction])
+                directions[direction].offer(*guesses[direction])
+                details["closed without a model"] = details.get("closed without a model", 0) + 1
                 continue
-            if not signed:  # MED: a direction whose bound without a model cannot beat the difference
-                # reached (some assignment's, in either direction) is settled without a search
-                if direction not in quick:
-                    quick[direction] = formulation.quick_bound(instance, direction)
-                if quick[direction] <= start:
-                    directions[direction] = DirectionResult(bound=quick[direction])
-                    directions[direction].offer(*guesses[direction])
-                    details["closed without a model"] = details.get("closed without a model", 0) + 1
-                    continue
             chosen = strategy
             if signed and not start >= 0 and not STRATEGIES[strategy].any_sign:
                 if asked != "auto":
                     raise MedoptError(f"{instance.metric}: strategy {strategy!r} needs a difference >= 0; "
                                       f"a range end below 0 needs another ({', '.join(available)})")
                 chosen = next(s for s in reversed(available) if STRATEGIES[s].any_sign)
-            reduced = None
+            reduced = reduced_for.get(direction)
             try:
-                if clock.expired():
+                if clock.expired() or reduced is None:
                     raise OutOfTime
-                reduced = reduce_instance(instance, direction, reaches_positive=not signed or start > 0) \
-                    if reduce else instance
                 check_memory(reduced, formulation, chosen, solver, memory_limit)
                 if chosen == "boxes":
                     joint[direction] = (reduced, start)
@@ -240,6 +255,26 @@ def solve_directions(instance: Instance, *, solver: str | None, time_limit: floa
     return Solved(directions, solver, details)
 
 
+def known_bound(quick: dict, formulation, instance: Instance, direction: str) -> float:
+    """The direction's bound without a model (quick_bound), computed once."""
+    if direction not in quick:
+        quick[direction] = formulation.quick_bound(instance, direction)
+    return quick[direction]
+
+
+def settled_by_relaxation(formulation, reduced: Instance, direction: str, start: float, quick: dict) -> bool:
+    """Whether the formulation's bound from the roof dual of its quadratic form (relaxation_bound, on
+    the reduced instance: the reductions keep the direction's maximum) proves the direction cannot
+    beat ``start``, a difference reached, by more than the solvers' cutoff slack.  The bound is kept
+    in ``quick`` either way (with the quick bound, when lower), for a search that stops."""
+    relaxation = getattr(formulation, "relaxation_bound", None)
+    if relaxation is None or not math.isfinite(start):
+        return False
+    bound = relaxation(reduced, direction, start, roof_dual_bound)
+    quick[direction] = min(known_bound(quick, formulation, reduced, direction), bound)
+    return bound <= start + CUTOFF_SLACK
+
+
 def settle(outcome: DirectionResult, instance: Instance, direction: str, reduced, guesses: dict, formulation,
            signed: bool, quick: dict) -> DirectionResult:
     """A direction's outcome completed: the documents its reduction fixed, its guess offered, for a
@@ -251,9 +286,7 @@ def settle(outcome: DirectionResult, instance: Instance, direction: str, reduced
     if signed and is_ratio(formulation) and not formulation.covers_zero_denominators and denominator_vanishes(instance):
         cover_vanishing_denominator(outcome, instance, direction)
     if not outcome.proven:  # stopped early: the formulation's bound without a model, when lower
-        if direction not in quick:
-            quick[direction] = formulation.quick_bound(instance, direction)
-        outcome.bound = min(outcome.bound, quick[direction])
+        outcome.bound = min(outcome.bound, known_bound(quick, formulation, instance, direction))
     return outcome
 
 

@@ -25,9 +25,11 @@ R = 0 means no relevant document: both scores and the difference are 0.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from math import comb
 
+import numpy as np
 import pyomo.environ as pyo
 
 from ..metrics import parse_metric
@@ -112,6 +114,31 @@ def numerator_expression(m, instance, direction, scales=(1.0, 1.0)):
             yield w * m.both_relevant[k]
 
     return numerator + total(products())  # one sum node (modeling.total), not a chain of them
+
+
+def relevance_quadratic(instance, direction):
+    """N = sign (SP(A) - SP(B)) as a quadratic function of the relevances b_d of the unjudged documents
+    (instance.unjudged order): (constant, linear, first, second, weights), the pairs as index arrays,
+    the same terms as numerator_expression and pair_weights (a product with a judged document is a
+    constant or one relevance; every pair of unjudged documents once, with its net weight)."""
+    sign, judgments, relevant = direction_sign(direction), instance.judgments, instance.metric.is_relevant
+    index = {d: i for i, d in enumerate(instance.unjudged)}
+    linear, constant = np.zeros(len(index)), 0.0
+    for ranking, side in ((instance.a, sign), (instance.b, -sign)):
+        judged_above, unjudged_above = 0, []
+        for i, doc in enumerate(ranking, start=1):
+            weight = side / i
+            if doc not in judgments:
+                linear[index[doc]] += weight * (1 + judged_above)
+                unjudged_above.append(index[doc])
+            elif relevant(judgments[doc]):
+                constant += weight * (1 + judged_above)
+                linear[unjudged_above] += weight
+                judged_above += 1
+    weights = pair_weights(instance, direction)
+    first = np.fromiter((index[d] for d, _ in weights), np.int64, len(weights))
+    second = np.fromiter((index[e] for _, e in weights), np.int64, len(weights))
+    return constant, linear, first, second, np.fromiter(weights.values(), float, len(weights))
 
 
 @dataclass(frozen=True)
@@ -244,6 +271,40 @@ class PrecisionSums(Formulation, DirectModel, CaseModels, DinkelbachModels, Capp
         if not values or judged_count(instance, rel) == 0:
             values.append(0.0)
         return max(values)
+
+    def quadratic_form(self, instance, direction, lam: float | None = None):
+        """N - lam D (lam None: N alone), D = R, as a quadratic function of the relevances b_d of the
+        unjudged documents, for a bound by the roof dual (exact/dinkelbach.roof_settles): (constant,
+        linear, first, second, weights, implications), the dominance pairs as implications b_e <= b_d;
+        the relevance limits are not in it (a relaxation of the feasible set)."""
+        constant, linear, first, second, weights = relevance_quadratic(instance, direction)
+        if lam is not None:  # D = R = the judged relevant documents + sum_d b_d
+            linear = linear - lam
+            constant -= lam * judged_count(instance, instance.metric.p("rel"))
+        index = {d: i for i, d in enumerate(instance.unjudged)}
+        implies = (np.fromiter((index[e] for _, e in instance.dominance), np.int64, len(instance.dominance)),
+                   np.fromiter((index[d] for d, _ in instance.dominance), np.int64, len(instance.dominance)))
+        return constant, linear, first, second, weights, implies
+
+    def relaxation_bound(self, instance, direction, start: float, roof) -> float:
+        """A proven bound on the direction's difference from the roof dual (``roof``: a quadratic form ->
+        a bound on its maximum, exact/driver.py passes solvers.roof_dual_bound), at lam = ``start``.
+        SSP, SP: scale x the bound on max N.  AP: F = the bound on max N - lam R gives N / R <= lam +
+        max(F, 0) / D_min for R >= 1 (Dinkelbach's step, exact/dinkelbach.py); AP(norm=min), lam >= 0:
+        N - lam min(k, R) = max(N - lam k, N - lam R), so also lam + max(F_k, 0) / k with F_k the bound
+        on max N - lam k.  R = 0 (possible only with no judged relevant document) gives 0."""
+        n = len(instance.unjudged)
+        if instance.metric.family in ("SSP", "SP"):
+            return self.scale(instance) * roof(n, *self.quadratic_form(instance, direction))
+        cap = self.min_cutoff(instance)
+        if not math.isfinite(start) or (cap is not None and start < 0):
+            return math.inf
+        bound = start + max(roof(n, *self.quadratic_form(instance, direction, start)), 0.0) / self.min_denominator(instance)
+        if cap is not None:
+            bound = max(bound, start + max(roof(n, *self.quadratic_form(instance, direction)) - start * cap, 0.0) / cap)
+        if judged_count(instance, instance.metric.p("rel")) == 0:
+            bound = max(bound, 0.0)
+        return bound
 
     def min_cutoff(self, instance):
         """k when the normaliser is min(k, R), else None."""

@@ -1,0 +1,82 @@
+"""An upper bound on the maximum of a quadratic function of binary variables by one maximum flow: the
+roof dual (Hammer, Hansen & Simeone 1984), computed on the doubled graph of QPBO (Boros & Hammer
+2002; Kolmogorov & Rother 2007), with implications b_i <= b_j as constraints.
+
+Problem.  max f(b) = c0 + sum_i c_i b_i + sum_k w_k b_{i_k} b_{j_k} over b in {0,1}^n with b_i <= b_j
+for every implication (i, j).
+
+Claim.  f(b) <= c0' - F / S for every such b, where F is the maximum flow of the integer network
+below and S its scale; c0' collects the constants of the normal form.
+
+Proof.  Minimise E = -f instead.  Normal form (every term non-negative, a constant apart):
+- a pair with w > 0: -w b_i b_j = -w b_i + w [b_i = 1, b_j = 0] (a unary term and a "submodular"
+  term paid when b_i = 1 and b_j = 0);
+- a pair with w < 0: |w| [b_i = 1, b_j = 1] (a "non-submodular" term);
+- an implication: an unbounded term paid when b_i = 1 and b_j = 0 (submodular);
+- a unary a b_i: a [b_i = 1] when a >= 0, else a + |a| [b_i = 0] (the constant a joins E_0).
+So E(b) = E_0 + sum of non-negative terms.  The graph has a source s, a sink t, and nodes p_i and
+q_i (for not b_i) per variable; a labelling b is the cut whose source side holds p_i when b_i = 0 and
+q_i when b_i = 1.  Each term gets two arcs of half its cost, each cut exactly when the term is paid:
+[b_i = 1]: s->p_i, q_i->t;  [b_i = 0]: p_i->t, s->q_i;  [b_i = 1, b_j = 0]: p_j->p_i, q_i->q_j;
+[b_i = 1, b_j = 1]: q_i->p_j, q_j->p_i.  (An arc u->v is cut when u is on the source side and v is
+not.)  So the cut of labelling b costs E(b) - E_0, the minimum cut costs at most min E - E_0, and by
+max-flow min-cut every flow is at most the minimum cut: E_0 + F_true <= min E, i.e. max f <=
+-E_0 - F_true.  Capacities are the half costs times S rounded down to integers (a maximum flow
+solver on int64): a flow of the rounded network is a flow of the true one (each capacity only
+shrank), so F / S <= F_true and the claim holds with the rounded F.  An implication's arcs get more
+capacity than all the finite arcs together, so no minimum cut uses them, and S keeps the total below
+2^61 (no overflow).  The bound equals the optimum of the standard linearisation's LP relaxation
+(the roof dual; docs/speed.md measures it against HiGHS), up to the rounding: at most one unit of
+1/S per arc of the cut.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def roof_dual_bound(n: int, constant: float, linear: np.ndarray, first: np.ndarray, second: np.ndarray,
+                    weights: np.ndarray, implications: tuple[np.ndarray, np.ndarray] | None = None) -> float:
+    """An upper bound on max f (module docstring): ``linear`` (n,), the pairs ``first``/``second`` with
+    ``weights``, and ``implications`` (i, j): b_i <= b_j."""
+    from ortools.graph.python import max_flow
+
+    source, sink = 2 * n, 2 * n + 1
+    p = np.arange(n)
+    q = p + n
+    unary = -np.asarray(linear, dtype=float).copy()          # E's unary coefficients
+    first, second = np.asarray(first, dtype=np.int64), np.asarray(second, dtype=np.int64)
+    weights = np.asarray(weights, dtype=float)
+    positive = weights > 0
+    np.add.at(unary, first[positive], -weights[positive])   # -w b_i b_j = -w b_i + w [b_i=1, b_j=0]
+    constant_e = -float(constant) + float(unary[unary < 0].sum())
+    ones = np.where(unary > 0, unary, 0.0)                   # paid when b_i = 1
+    zeros = np.where(unary < 0, -unary, 0.0)                 # paid when b_i = 0
+    cost = np.abs(weights)
+    tails = [np.full(n, source), q, p, np.full(n, source),
+             second[positive], q[first[positive]],                        # [b_i = 1, b_j = 0]
+             q[first[~positive]], q[second[~positive]]]                   # [b_i = 1, b_j = 1]
+    heads = [p, np.full(n, sink), np.full(n, sink), q,
+             first[positive], q[second[positive]],
+             second[~positive], first[~positive]]
+    halves = [ones / 2, ones / 2, zeros / 2, zeros / 2,
+              cost[positive] / 2, cost[positive] / 2, cost[~positive] / 2, cost[~positive] / 2]
+    finite = np.concatenate(halves)
+    total = float(finite.sum())
+    scale = 2.0 ** math.floor(math.log2(2.0 ** 61 / max(total, 1e-300))) if total > 0 else 1.0
+    capacities = [np.floor(h * scale).astype(np.int64) for h in halves]
+    if implications is not None and len(implications[0]):
+        i, j = (np.asarray(side, dtype=np.int64) for side in implications)
+        unbounded = np.full(len(i), int(total * scale) + 1, dtype=np.int64)
+        tails += [j, q[i]]
+        heads += [i, q[j]]
+        capacities += [unbounded, unbounded]
+    flow = max_flow.SimpleMaxFlow()
+    flow.add_arcs_with_capacity(np.concatenate(tails).astype(np.int64), np.concatenate(heads).astype(np.int64),
+                                np.concatenate(capacities))
+    status = flow.solve(source, sink)
+    if status != flow.OPTIMAL:
+        return math.inf  # no claim
+    return -constant_e - flow.optimal_flow() / scale
