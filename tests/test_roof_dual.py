@@ -60,16 +60,22 @@ def linearised_lp(n, constant, linear, first, second, weights, implications):
 
 def test_roof_dual_bound_holds_and_equals_the_lp_relaxation():
     rng = np.random.default_rng(20261124)
-    tight = 0
+    tight = complete = 0
     for _ in range(300):
         n, constant, linear, first, second, weights, implications = random_quadratic(rng)
         implies = (np.array([i for i, _ in implications], dtype=np.int64), np.array([j for _, j in implications], dtype=np.int64))
-        bound = roof_dual_bound(n, constant, linear, first, second, weights, implies)
+        bound, labels = roof_dual_bound(n, constant, linear, first, second, weights, implies)
         best = brute_force(n, constant, linear, first, second, weights, implications)
         assert bound >= best - 1e-9
         assert bound == pytest.approx(linearised_lp(n, constant, linear, first, second, weights, implications), abs=1e-9)
         tight += bound <= best + 1e-9
+        if (labels >= 0).all():  # a complete labelling: the LP's optimum is integral, the bound reached
+            b = labels.astype(float)
+            assert all(b[i] <= b[j] for i, j in implications)
+            assert constant + linear @ b + float(np.sum(weights * b[first] * b[second])) == pytest.approx(bound, abs=1e-9)
+            complete += 1
     assert 30 <= tight < 300  # the bound is often, not always, the maximum: the test can fail both ways
+    assert complete >= 30
 
 
 @pytest.mark.parametrize("example", ["AP@5", "AP(rel=2)@5", "AP", "SSP@4"])

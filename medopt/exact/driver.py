@@ -199,6 +199,7 @@ def solve_directions(instance: Instance, *, solver: str | None, time_limit: floa
         # never gets the time still has them; a direction they settle is not searched.
         reduced_for = {}
         for direction in order:
+            reached = max(guess[0] for guess in guesses.values())  # a relaxation's candidate may raise it
             start = guesses[direction][0] if signed else reached
             if start >= ceiling:  # no difference exceeds the trivial bound: nothing left to prove
                 directions[direction] = DirectionResult(bound=ceiling)
@@ -211,13 +212,15 @@ def solve_directions(instance: Instance, *, solver: str | None, time_limit: floa
                         raise OutOfTime
                     reduced_for[direction] = reduce_instance(instance, direction, reaches_positive=not signed or start > 0) \
                         if reduce else instance
-                    if settled_by_relaxation(formulation, reduced_for[direction], direction, start, quick):
+                    if settled_by_relaxation(formulation, instance, reduced_for[direction], direction, start, quick,
+                                             guesses):
                         directions[direction] = DirectionResult(bound=quick[direction])
                         details["closed without a model"] = details.get("closed without a model", 0) + 1
                 except OutOfTime:
                     pass
             if direction in directions:
                 directions[direction].offer(*guesses[direction])
+        reached = max(guess[0] for guess in guesses.values())
         for direction in (d for d in order if d not in directions):
             start = guesses[direction][0] if signed else reached
             if not signed and quick.get(direction, math.inf) <= start:  # the first direction's search raised it
@@ -262,17 +265,38 @@ def known_bound(quick: dict, formulation, instance: Instance, direction: str) ->
     return quick[direction]
 
 
-def settled_by_relaxation(formulation, reduced: Instance, direction: str, start: float, quick: dict) -> bool:
+MAX_RELAXATION_STEPS = 20  # Dinkelbach steps over the roof dual before the models take over
+
+
+def settled_by_relaxation(formulation, instance: Instance, reduced: Instance, direction: str, start: float,
+                          quick: dict, guesses: dict) -> bool:
     """Whether the formulation's bound from the roof dual of its quadratic form (relaxation_bound, on
     the reduced instance: the reductions keep the direction's maximum) proves the direction cannot
-    beat ``start``, a difference reached, by more than the solvers' cutoff slack.  The bound is kept
-    in ``quick`` either way (with the quick bound, when lower), for a search that stops."""
+    beat ``start``, a difference reached, by more than the solvers' cutoff slack.  Each bound's
+    candidate (the cut's labels) is re-scored on the instance; one that beats ``start`` becomes the
+    direction's guess and the next start (Dinkelbach: lam rises to each new ratio), so where the LP
+    is tight the search ends at the maximum.  The lowest bound is kept in ``quick`` either way, for
+    a search that stops."""
     relaxation = getattr(formulation, "relaxation_bound", None)
     if relaxation is None or not math.isfinite(start):
         return False
-    bound = relaxation(reduced, direction, start, roof_dual_bound)
-    quick[direction] = min(known_bound(quick, formulation, reduced, direction), bound)
-    return bound <= start + CUTOFF_SLACK
+    for _ in range(MAX_RELAXATION_STEPS):
+        bound, labels = relaxation(reduced, direction, start, roof_dual_bound)
+        quick[direction] = min(known_bound(quick, formulation, reduced, direction), bound)
+        if bound <= start + CUTOFF_SLACK:
+            return True
+        if labels is None:
+            return False
+        candidate = {**reduced.fixed, **labels}
+        if not instance.satisfies_limits(candidate):
+            return False
+        value = instance.differences(candidate)[direction]
+        if value > guesses[direction][0]:
+            guesses[direction] = (value, candidate)
+        if value <= start + CUTOFF_SLACK:
+            return False
+        start = value
+    return False
 
 
 def settle(outcome: DirectionResult, instance: Instance, direction: str, reduced, guesses: dict, formulation,

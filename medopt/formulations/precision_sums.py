@@ -278,6 +278,8 @@ class PrecisionSums(Formulation, DirectModel, CaseModels, DinkelbachModels, Capp
         linear, first, second, weights, implications), the dominance pairs as implications b_e <= b_d;
         the relevance limits are not in it (a relaxation of the feasible set)."""
         constant, linear, first, second, weights = relevance_quadratic(instance, direction)
+        if instance.metric.p("rel") > instance.max_grade:  # no unjudged document can be relevant: b = 0
+            linear, first, second, weights = np.zeros_like(linear), first[:0], second[:0], weights[:0]
         if lam is not None:  # D = R = the judged relevant documents + sum_d b_d
             linear = linear - lam
             constant -= lam * judged_count(instance, instance.metric.p("rel"))
@@ -286,25 +288,31 @@ class PrecisionSums(Formulation, DirectModel, CaseModels, DinkelbachModels, Capp
                    np.fromiter((index[d] for d, _ in instance.dominance), np.int64, len(instance.dominance)))
         return constant, linear, first, second, weights, implies
 
-    def relaxation_bound(self, instance, direction, start: float, roof) -> float:
-        """A proven bound on the direction's difference from the roof dual (``roof``: a quadratic form ->
-        a bound on its maximum, exact/driver.py passes solvers.roof_dual_bound), at lam = ``start``.
-        SSP, SP: scale x the bound on max N.  AP: F = the bound on max N - lam R gives N / R <= lam +
-        max(F, 0) / D_min for R >= 1 (Dinkelbach's step, exact/dinkelbach.py); AP(norm=min), lam >= 0:
-        N - lam min(k, R) = max(N - lam k, N - lam R), so also lam + max(F_k, 0) / k with F_k the bound
-        on max N - lam k.  R = 0 (possible only with no judged relevant document) gives 0."""
-        n = len(instance.unjudged)
+    def relaxation_bound(self, instance, direction, start: float, roof):
+        """(A proven bound on the direction's difference from the roof dual, a candidate assignment of
+        the unjudged documents or None), at lam = ``start`` (``roof``: a quadratic form -> (a bound on
+        its maximum, labels), exact/driver.py passes solvers.roof_dual_bound).  SSP, SP: scale x the
+        bound on max N.  AP: F = the bound on max N - lam R gives N / R <= lam + max(F, 0) / D_min for
+        R >= 1 (Dinkelbach's step, exact/dinkelbach.py); AP(norm=min), lam >= 0: N - lam min(k, R) =
+        max(N - lam k, N - lam R), so also lam + max(F_k, 0) / k with F_k the bound on max N - lam k.
+        R = 0 (possible only with no judged relevant document) gives 0.  The candidate: the cut's
+        labels, relevant at grade rel, undetermined ones not relevant."""
+        n, rel = len(instance.unjudged), instance.metric.p("rel")
         if instance.metric.family in ("SSP", "SP"):
-            return self.scale(instance) * roof(n, *self.quadratic_form(instance, direction))
-        cap = self.min_cutoff(instance)
-        if not math.isfinite(start) or (cap is not None and start < 0):
-            return math.inf
-        bound = start + max(roof(n, *self.quadratic_form(instance, direction, start)), 0.0) / self.min_denominator(instance)
-        if cap is not None:
-            bound = max(bound, start + max(roof(n, *self.quadratic_form(instance, direction)) - start * cap, 0.0) / cap)
-        if judged_count(instance, instance.metric.p("rel")) == 0:
-            bound = max(bound, 0.0)
-        return bound
+            bound, labels = roof(n, *self.quadratic_form(instance, direction))
+            bound *= self.scale(instance)
+        else:
+            cap = self.min_cutoff(instance)
+            if not math.isfinite(start) or (cap is not None and start < 0):
+                return math.inf, None
+            excess, labels = roof(n, *self.quadratic_form(instance, direction, start))
+            bound = start + max(excess, 0.0) / self.min_denominator(instance)
+            if cap is not None:
+                bound = max(bound, start + max(roof(n, *self.quadratic_form(instance, direction))[0] - start * cap, 0.0) / cap)
+            if judged_count(instance, rel) == 0:
+                bound = max(bound, 0.0)
+        relevant = rel if rel <= instance.max_grade else 0
+        return bound, {d: relevant if label == 1 else 0 for d, label in zip(instance.unjudged, labels.tolist())}
 
     def min_cutoff(self, instance):
         """k when the normaliser is min(k, R), else None."""

@@ -28,6 +28,11 @@ capacity than all the finite arcs together, so no minimum cut uses them, and S k
 2^61 (no overflow).  The bound equals the optimum of the standard linearisation's LP relaxation
 (the roof dual; docs/speed.md measures it against HiGHS), up to the rounding: at most one unit of
 1/S per arc of the cut.
+
+Labels.  The minimum cut found (its source side) reads as a labelling where it is consistent: b_i = 0
+when p_i is on the source side and q_i is not, b_i = 1 when q_i is and p_i is not, undetermined (-1)
+otherwise (the LP's half-integral values).  They are a candidate, not a claim: the driver re-scores
+them with the evaluator, and when the LP is tight they reach the bound.
 """
 
 from __future__ import annotations
@@ -38,9 +43,10 @@ import numpy as np
 
 
 def roof_dual_bound(n: int, constant: float, linear: np.ndarray, first: np.ndarray, second: np.ndarray,
-                    weights: np.ndarray, implications: tuple[np.ndarray, np.ndarray] | None = None) -> float:
-    """An upper bound on max f (module docstring): ``linear`` (n,), the pairs ``first``/``second`` with
-    ``weights``, and ``implications`` (i, j): b_i <= b_j."""
+                    weights: np.ndarray, implications: tuple[np.ndarray, np.ndarray] | None = None
+                    ) -> tuple[float, np.ndarray]:
+    """(An upper bound on max f, the labels of the minimum cut) (module docstring): ``linear`` (n,),
+    the pairs ``first``/``second`` with ``weights``, and ``implications`` (i, j): b_i <= b_j."""
     from ortools.graph.python import max_flow
 
     source, sink = 2 * n, 2 * n + 1
@@ -78,5 +84,8 @@ def roof_dual_bound(n: int, constant: float, linear: np.ndarray, first: np.ndarr
                                 np.concatenate(capacities))
     status = flow.solve(source, sink)
     if status != flow.OPTIMAL:
-        return math.inf  # no claim
-    return -constant_e - flow.optimal_flow() / scale
+        return math.inf, np.full(n, -1, dtype=np.int8)  # no claim
+    on_source = np.zeros(2 * n + 2, dtype=bool)
+    on_source[np.asarray(flow.get_source_side_min_cut(), dtype=np.int64)] = True
+    labels = np.where(on_source[p] & ~on_source[q], 0, np.where(~on_source[p] & on_source[q], 1, -1)).astype(np.int8)
+    return -constant_e - flow.optimal_flow() / scale, labels
