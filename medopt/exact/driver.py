@@ -12,6 +12,11 @@ looks for assignments that beat it.  For a range each direction starts from its 
 and is solved to its own optimum, with the facts that hold for its sign (solve_directions).  The
 box searches of both directions run side by side under one clock (solve_jointly), so that a time
 limit leaves each direction with the proven bound of the boxes it has tested.
+
+Before any model, both directions get the bounds that need none: the formulation's quick bound and,
+where it has a quadratic form (the sums of precisions), the roof dual at the difference reached,
+iterated while its cut's labels beat it (settled_by_relaxation).  A direction these bounds settle is
+not searched; otherwise they are its bound when its search stops (settle).
 """
 
 from __future__ import annotations
