@@ -285,8 +285,9 @@ def settled_by_relaxation(formulation, instance: Instance, reduced: Instance, di
     relaxation = getattr(formulation, "relaxation_bound", None)
     if relaxation is None or not math.isfinite(start):
         return False
+    memo: dict = {}
     for _ in range(MAX_RELAXATION_STEPS):
-        bound, labels = relaxation(reduced, direction, start, roof_dual_bound)
+        bound, labels = relaxation(reduced, direction, start, roof_dual_bound, memo)
         quick[direction] = min(known_bound(quick, formulation, reduced, direction), bound)
         if bound <= start + CUTOFF_SLACK:
             return True

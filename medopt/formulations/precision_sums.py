@@ -272,12 +272,16 @@ class PrecisionSums(Formulation, DirectModel, CaseModels, DinkelbachModels, Capp
             values.append(0.0)
         return max(values)
 
-    def quadratic_form(self, instance, direction, lam: float | None = None):
+    def quadratic_form(self, instance, direction, lam: float | None = None, memo: dict | None = None):
         """N - lam D (lam None: N alone), D = R, as a quadratic function of the relevances b_d of the
         unjudged documents, for a bound by the roof dual (exact/dinkelbach.roof_settles): (constant,
         linear, first, second, weights, implications), the dominance pairs as implications b_e <= b_d;
         the relevance limits are not in it (a relaxation of the feasible set)."""
-        constant, linear, first, second, weights = relevance_quadratic(instance, direction)
+        if memo is None or ("N", direction) not in memo:  # N does not depend on lam: built once a direction
+            form = relevance_quadratic(instance, direction)
+            if memo is not None:
+                memo["N", direction] = form
+        constant, linear, first, second, weights = form if memo is None else memo["N", direction]
         if instance.metric.p("rel") > instance.max_grade:  # no unjudged document can be relevant: b = 0
             linear, first, second, weights = np.zeros_like(linear), first[:0], second[:0], weights[:0]
         if lam is not None:  # D = R = the judged relevant documents + sum_d b_d
@@ -288,7 +292,7 @@ class PrecisionSums(Formulation, DirectModel, CaseModels, DinkelbachModels, Capp
                    np.fromiter((index[d] for d, _ in instance.dominance), np.int64, len(instance.dominance)))
         return constant, linear, first, second, weights, implies
 
-    def relaxation_bound(self, instance, direction, start: float, roof):
+    def relaxation_bound(self, instance, direction, start: float, roof, memo: dict | None = None):
         """(A proven bound on the direction's difference from the roof dual, a candidate assignment of
         the unjudged documents or None), at lam = ``start`` (``roof``: a quadratic form -> (a bound on
         its maximum, labels), exact/driver.py passes solvers.roof_dual_bound).  SSP, SP: scale x the
@@ -296,19 +300,21 @@ class PrecisionSums(Formulation, DirectModel, CaseModels, DinkelbachModels, Capp
         R >= 1 (Dinkelbach's step, exact/dinkelbach.py); AP(norm=min), lam >= 0: N - lam min(k, R) =
         max(N - lam k, N - lam R), so also lam + max(F_k, 0) / k with F_k the bound on max N - lam k.
         R = 0 (possible only with no judged relevant document) gives 0.  The candidate: the cut's
-        labels, relevant at grade rel, undetermined ones not relevant."""
+        labels, relevant at grade rel, undetermined ones not relevant.  ``memo`` (a dict the caller
+        keeps for the instance) holds N's form between calls."""
         n, rel = len(instance.unjudged), instance.metric.p("rel")
         if instance.metric.family in ("SSP", "SP"):
-            bound, labels = roof(n, *self.quadratic_form(instance, direction))
+            bound, labels = roof(n, *self.quadratic_form(instance, direction, memo=memo))
             bound *= self.scale(instance)
         else:
             cap = self.min_cutoff(instance)
             if not math.isfinite(start) or (cap is not None and start < 0):
                 return math.inf, None
-            excess, labels = roof(n, *self.quadratic_form(instance, direction, start))
+            excess, labels = roof(n, *self.quadratic_form(instance, direction, start, memo))
             bound = start + max(excess, 0.0) / self.min_denominator(instance)
             if cap is not None:
-                bound = max(bound, start + max(roof(n, *self.quadratic_form(instance, direction))[0] - start * cap, 0.0) / cap)
+                bound = max(bound, start + max(roof(n, *self.quadratic_form(instance, direction, memo=memo))[0] - start * cap,
+                                               0.0) / cap)
             if judged_count(instance, rel) == 0:
                 bound = max(bound, 0.0)
         relevant = rel if rel <= instance.max_grade else 0
