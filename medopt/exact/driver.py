@@ -31,7 +31,7 @@ from ..errors import MedoptError
 from ..formulations import formulation_for
 from ..formulations.base import BoxSearch, CappedRatio, CaseModels, CompactModel, DinkelbachModels, DirectModel
 from ..instance import Instance
-from ..limits import OutOfTime, memory_ceiling, memory_crossed, until
+from ..limits import OutOfTime, check_time, memory_ceiling, memory_crossed, until
 from ..reductions import reduce as reduce_instance
 from ..result import End, MedResult, RangeResult, certify, certify_range
 from ..solvers import CUTOFF_SLACK, SOLVERS
@@ -287,6 +287,7 @@ def settled_by_relaxation(formulation, instance: Instance, reduced: Instance, di
         return False
     memo: dict = {}
     for _ in range(MAX_RELAXATION_STEPS):
+        check_time()  # each step is a maximum flow (0.1-0.3 s at depth 1000) and a re-scoring
         bound, labels = relaxation(reduced, direction, start, roof_dual_bound, memo)
         quick[direction] = min(known_bound(quick, formulation, reduced, direction), bound)
         if bound <= start + CUTOFF_SLACK:
