@@ -24,30 +24,41 @@ Z(x, S0_out) <= Z(x, J_out) <= Z(x, Q_out), Q_out = every qrels document outside
 fixed sign of N is monotone in Z, so s D_t(x; J_out) <= E_s(x) := max(s D_t(x; S0_out),
 s D_t(x; Q_out)), whatever J_out any policy produced (judging documents outside the lists included).
 
+**Step 1b: a tighter low extreme.**  Let O be the qrels' relevant documents (grade > 0) outside L_t
+and outside S0 that lie in the other compared pairs' lists on t.  Once every document of O is judged,
+J_out's relevant documents contain S0_out + O, so the same argument gives s D_t(x; J_out) <= E1_s(x)
+:= max(s D_t(x; S0_out + O), s D_t(x; Q_out)); before that only E_s holds.
+
 **Step 2: one deviation.**  For d in W_t and a grade v in {0..G}, x = g* with d := v is a completion
 the range minimises over, so s low_t(J) <= E_s(g*[d := v]); also s low_t(J) <= E_s(g*) (no deviation).
 With P_t = E_s(g*) and delta_t(d) = P_t - min_v E_s(g*[d := v]) (>= 0, v = g*(d) being one choice):
-s low_t(J) <= P_t - max_{d in W_t} delta_t(d) (max over no document: 0).  Decided on side s therefore
-implies sum_t max_{d in W_t} delta_t(d) < sum_t P_t.
+s low_t(J) <= P_t - max_{d in W_t} delta_t(d) (max over no document: 0); the same with E1_s (P1_t,
+delta1_t) once O is judged.  Decided on side s implies sum_t u_t > 0 for u_t = those bounds' minimum.
 
-**Step 3: the fewest judgments.**  With theta_t = max_{d in W_t} delta_t(d), a judged set J satisfies
-that condition iff every document d with delta_t(d) > theta_t is judged, for thresholds with
-sum_t theta_t < sum_t P_t.  For k pairs at once, a document of a topic shared by several pairs being
-judged once, the floor is the optimum of the MILP (``floor``): binary j_{t,d} (judged, 1 for S0's
-documents), binary z_{p,s} (pair p counted decided on side s), continuous theta_{p,s,t} >= 0 with
-theta_{p,s,t} >= delta_{p,s,t}(d) (1 - j_{t,d}), sum_t theta_{p,s,t} <= sum_t P_{p,s,t} + eta +
-M_{p,s} (1 - z_{p,s}), z_{p,+} + z_{p,-} <= 1, sum z >= k; minimise the judgments beyond S0.  Every
-judged set that decides k pairs gives a feasible point (theta at its max, z at the decided sides),
-so the optimum is at most any policy's count.  The strict "<" is relaxed to "<= + eta", eta = 1e-9
-(covering the rounding of P and delta): a weaker condition, so the floor can only be smaller (safe).
-When HiGHS stops at its time limit the floor is its proven dual bound, rounded up (the judgments are
-integers), and ``optimal`` is False.
+**Step 3: the fewest judgments (``floor``).**  A MILP such that every J deciding k pairs gives a
+feasible point of cost |J - S0|: its optimum (or any proven dual bound of it) is then at most the
+judgments of every policy (the converse is not needed).  Variables: binary j_{t,d} (judged; S0's
+documents are not variables: judged for free), binary z_{p,s} (pair p counted decided on side s),
+per (p, s, t) a continuous u_t and, per level (E_s, and E1_s when O is not empty), a staircase: the
+level's deltas sorted decreasing delta_1 >= delta_2 >= ..., w_l in [0, 1] with w_l <= w_{l-1} and
+w_l <= j_{t,d_l}, u_t <= P_t - delta_1 + sum_l (delta_l - delta_{l+1}) w_l (delta after the last: 0).
+At the point of J, w_l = 1 iff d_1..d_l are all judged, so the right side is P_t - max over the
+unjudged delta, as step 2.  Level E1 adds f in [0, 1], f >= 1 - sum_{d in O} (1 - j_{t,d}) (f = 1 once
+O is judged) and relaxes its row by M (1 - f) with M large enough to make it void at f = 0.  Then
+sum_t u_t >= -eta - M' (1 - z_{p,s}), z_{p,+} + z_{p,-} <= 1, sum z >= k; minimise sum j.  The strict
+"> 0" is relaxed to ">= -eta", eta = 1e-9 (covering the rounding of P and delta; also the simulation's
+own verdict, which compares a floating sum with 0): a weaker condition, so the floor can only be
+smaller (safe).  When HiGHS stops at its time limit the floor is its proven dual bound, rounded up
+(the judgments are integers), and ``optimal`` is False; its incumbent is then an upper end of the
+MILP's optimum, not of the true fewest judgments.
 
 **Remarks.**  The brief's "assume Delta* > 0 (else negate)" misses a case: with only part of the
 qrels judged outside the lists, the true completion's mean can have the other sign than Delta*, so a
 pair can be decided on the side Delta* does not predict; both sides are kept.  The floor is valid for
 the simulation's policies, whose low end is a proven bound at most the exact one (decided there implies
-decided exactly).  It is a relaxation: one deviation per topic, so the true minimum may be larger.
+decided exactly).  It is a relaxation (one deviation per topic, the normaliser at its worst extreme),
+so the true fewest judgments may be much larger; the MILP's incumbent bounds how much this floor can
+ever prove.
 """
 
 from __future__ import annotations
@@ -62,17 +73,21 @@ from .instance import build_instance
 from .metrics import parse_metric
 
 FAMILIES = ("nDCG", "AP", "R", "P", "DCG", "SDCG", "RR", "SP", "SSP", "Success", "SN_DCG", "SN_AP", "ERR", "RBP")
-ETA = 1e-9  # the relaxation of "sum theta < sum P" (step 3): only weakens the condition
+ETA = 1e-9  # "sum u > 0" relaxed to ">= -ETA" (step 3): only weakens the condition
 SIGNS = (1, -1)
 
 
 @dataclass
 class Deviations:
-    """One pair on one topic, one side s: P_t and delta_t(d) for the documents d that may be unjudged
-    (the lists' documents outside S0), zeros left out."""
+    """One pair on one topic, one side s: P_t and delta_t(d) (zeros left out) for the documents d that
+    may be unjudged (the lists' documents outside S0); ``top1`` and ``deltas1`` the same once every
+    document of ``outside`` is judged (step 1b; None when ``outside`` is empty)."""
 
     top: float
     deltas: dict
+    top1: float | None = None
+    deltas1: dict | None = None
+    outside: tuple = ()
 
 
 @dataclass
@@ -99,52 +114,63 @@ def check_metric(metric):
 
 
 def deviations(metric, a: Sequence[str], b: Sequence[str], truth: Mapping[str, int],
-               start: Mapping[str, int] | None = None, *, max_grade: int) -> dict[int, Deviations]:
+               start: Mapping[str, int] | None = None, *, max_grade: int, others=()) -> dict[int, Deviations]:
     """{s: Deviations} for s = +1 (the low end must rise above 0) and -1 (the high end below 0), one
-    topic: ``truth`` the assessor's grades (unlisted: 0), ``start`` the judgments given for free."""
+    topic: ``truth`` the assessor's grades (unlisted: 0), ``start`` the judgments given for free,
+    ``others`` the documents of the other pairs' lists (step 1b's O: those of them the qrels grade)."""
     metric = check_metric(metric)
     start = dict(start or {})
     lists = build_instance(metric, a, b, {}, max_grade=max_grade)
     in_list = set(lists.a) | set(lists.b)
     outside_start = {d: g for d, g in start.items() if d not in in_list}
     outside_all = dict(outside_start, **{d: g for d, g in truth.items() if d not in in_list})
-    extremes = [build_instance(metric, a, b, judged, max_grade=max_grade) for judged in (outside_start, outside_all)]
+    pool = tuple(sorted({d for d in others if d not in in_list and d not in start and truth.get(d, 0) > 0}))
+    lows = [outside_start] + ([dict(outside_start, **{d: truth[d] for d in pool})] if pool else [])
+    top = build_instance(metric, a, b, outside_all, max_grade=max_grade)
+    levels = [(build_instance(metric, a, b, judged, max_grade=max_grade), top) for judged in lows]
     grades = {d: min(truth.get(d, 0), max_grade) for d in lists.unjudged}
-
-    def best(assignment, sign):  # E_s: the larger of the two extremes (step 1)
-        return max(sign * extreme.differences(assignment)["a"] for extreme in extremes)
-
     free = [d for d in lists.unjudged if d not in start]
     result = {}
     for sign in SIGNS:
-        top = best(grades, sign)
-        deltas = {}
-        for doc in free:
-            lowest = min(best(dict(grades, **{doc: v}), sign) for v in range(max_grade + 1))
-            if top - lowest > 0:
-                deltas[doc] = top - lowest
-        result[sign] = Deviations(top, deltas)
+        found = []
+        for extremes in levels:
+            def best(assignment):  # E_s: the larger of the two extremes (step 1)
+                return max(sign * extreme.differences(assignment)["a"] for extreme in extremes)
+
+            peak, deltas = best(grades), {}
+            for doc in free:
+                lowest = min(best(dict(grades, **{doc: v})) for v in range(max_grade + 1))
+                if peak - lowest > 0:
+                    deltas[doc] = peak - lowest
+            found.extend((peak, deltas))
+        result[sign] = Deviations(*found, outside=pool)
     return result
 
 
 def pair_deviations(metric, rankings: Mapping[str, Mapping[str, Sequence[str]]], pairs, topics: Sequence[str],
                     qrels: Mapping[str, Mapping[str, int]], start: Mapping[str, Mapping[str, int]] | None = None,
                     *, max_grade: int | None = None) -> dict:
-    """{(pair, topic): {s: Deviations}} for every pair and topic (``deviations``)."""
+    """{(pair, topic): {s: Deviations}} for every pair and topic (``deviations``; O from ``pairs``)."""
     metric = check_metric(metric)
     if max_grade is None:
         max_grade = max([1, *(g for t in topics for g in qrels.get(t, {}).values())])
     start = start or {}
-    return {(pair, t): deviations(metric, rankings[pair[0]].get(t, ()), rankings[pair[1]].get(t, ()),
-                                  qrels.get(t, {}), start.get(t, {}), max_grade=max_grade)
-            for pair in pairs for t in topics}
+    table = {}
+    for t in topics:
+        cut = {name: build_instance(metric, rankings[name].get(t, ()), (), {}, max_grade=max_grade).a
+               for pair in pairs for name in pair}
+        pool = {d for ranking in cut.values() for d in ranking}
+        for pair in pairs:
+            table[pair, t] = deviations(metric, rankings[pair[0]].get(t, ()), rankings[pair[1]].get(t, ()),
+                                        qrels.get(t, {}), start.get(t, {}), max_grade=max_grade, others=pool)
+    return table
 
 
 def floor(metric, rankings: Mapping[str, Mapping[str, Sequence[str]]], pairs, topics: Sequence[str],
           qrels: Mapping[str, Mapping[str, int]], start: Mapping[str, Mapping[str, int]] | None = None, *,
           k: int, max_grade: int | None = None, time_limit: float = 60.0, table: dict | None = None) -> Floor:
     """The floor on the judgments beyond ``start`` with which k of ``pairs`` are decided (module
-    docstring, step 3).  ``table``: ``pair_deviations``'s answer, when already computed."""
+    docstring, step 3).  ``table``: ``pair_deviations``'s answer for these pairs, when computed."""
     pairs = [tuple(p) for p in pairs]
     if not 0 <= k <= len(pairs):
         raise MedoptError(f"k must be between 0 and the {len(pairs)} pairs, got {k!r}")
@@ -153,65 +179,88 @@ def floor(metric, rankings: Mapping[str, Mapping[str, Sequence[str]]], pairs, to
     started = time.perf_counter()
     if k == 0:
         return Floor(0, 0, 0, True, 0.0, "k = 0")
-    docs = sorted({(t, d) for (_, t), sides in table.items() for dev in sides.values() for d in dev.deltas})
-    column = {key: i for i, key in enumerate(docs)}
+    docs = sorted({(t, d) for (_, t), sides in table.items() for dev in sides.values()
+                   for d in (*dev.deltas, *(dev.deltas1 or ()), *dev.outside)})
     sides = [(p, s) for p in pairs for s in SIGNS]
-    n_docs, n_sides = len(docs), len(sides)
-    thetas = {(p, s, t): n_docs + n_sides + i for i, (p, s, t) in
-              enumerate((p, s, t) for p, s in sides for t in topics)}
-    n = n_docs + n_sides + len(thetas)
-    rows, lower, upper = [], [], []
-
-    def add(coefficients: dict, low: float, high: float) -> None:
-        rows.append(coefficients)
-        lower.append(low)
-        upper.append(high)
-
+    model = _Model()
+    column = {key: model.column(0.0, 1.0, True, 1.0) for key in docs}  # j_{t,d}: judged, cost 1
+    chosen = [model.column(0.0, 1.0, True) for _ in sides]  # z_{p,s}
     for index, (p, s) in enumerate(sides):
-        total = sum(table[p, t][s].top for t in topics)
-        worst = sum(max(table[p, t][s].deltas.values(), default=0.0) for t in topics)
-        big = max(0.0, worst - total) + 1.0
+        uppers = []
         for t in topics:
-            theta = thetas[p, s, t]
-            for d, delta in table[p, t][s].deltas.items():  # theta + delta j >= delta
-                add({theta: 1.0, column[t, d]: delta}, delta, math.inf)
-        # sum theta + M z <= sum P + eta + M
-        add({**{thetas[p, s, t]: 1.0 for t in topics}, n_docs + index: big}, -math.inf, total + ETA + big)
-    for i, p in enumerate(pairs):
-        add({n_docs + 2 * i: 1.0, n_docs + 2 * i + 1: 1.0}, -math.inf, 1.0)
-    add({n_docs + i: 1.0 for i in range(n_sides)}, k, math.inf)
-    return _solve(n, n_docs, n_sides, rows, lower, upper, sides, k, time_limit, started)
+            dev = table[p, t][s]
+            levels = [(dev.top, dev.deltas)] + ([(dev.top1, dev.deltas1)] if dev.outside else [])
+            floor_u = min(top - max(deltas.values(), default=0.0) for top, deltas in levels)
+            u = model.column(floor_u, dev.top, False)  # u_t >= s low_t's bound, the larger the better
+            uppers.append(u)
+            for level, (top, deltas) in enumerate(levels):
+                # u <= top - delta_1 + sum_l step_l w_l, w_l <= w_{l-1}, w_l <= j_{d_l}
+                ordered = sorted(deltas.items(), key=lambda item: -item[1])
+                row, previous = {u: 1.0}, None
+                for rank, (d, delta) in enumerate(ordered):
+                    w = model.column(0.0, 1.0, False)
+                    row[w] = -(delta - (ordered[rank + 1][1] if rank + 1 < len(ordered) else 0.0))
+                    model.row({w: 1.0, column[t, d]: -1.0}, -math.inf, 0.0)
+                    if previous is not None:
+                        model.row({w: 1.0, previous: -1.0}, -math.inf, 0.0)
+                    previous = w
+                first = ordered[0][1] if ordered else 0.0
+                if level == 0:
+                    model.row(row, -math.inf, top - first)
+                else:  # only once every document of O is judged: f >= 1 - sum_{d in O} (1 - j_d)
+                    f = model.column(0.0, 1.0, False)
+                    model.row({f: 1.0, **{column[t, d]: -1.0 for d in dev.outside}}, 1.0 - len(dev.outside), math.inf)
+                    big = max(0.0, dev.top - (top - first))
+                    model.row({**row, f: big}, -math.inf, top - first + big)
+        # decided on side s: sum_t u_t >= -eta, unless z = 0
+        big = max(0.0, -sum(model.low[u] for u in uppers))
+        model.row({**{u: 1.0 for u in uppers}, chosen[index]: -big}, -ETA - big, math.inf)
+    for i in range(len(pairs)):
+        model.row({chosen[2 * i]: 1.0, chosen[2 * i + 1]: 1.0}, -math.inf, 1.0)
+    model.row({z: 1.0 for z in chosen}, k, math.inf)
+    return model.solve(k, len(docs), chosen, sides, time_limit, started)
 
 
-def _solve(n, n_docs, n_sides, rows, lower, upper, sides, k, time_limit, started) -> Floor:
-    import numpy as np
-    from scipy.optimize import Bounds, LinearConstraint, milp
-    from scipy.sparse import lil_matrix
+class _Model:
+    """A MILP being built column by column (HiGHS through scipy.optimize.milp)."""
 
-    matrix = lil_matrix((len(rows), n))
-    for r, coefficients in enumerate(rows):
-        for c, value in coefficients.items():
-            matrix[r, c] = value
-    cost = np.zeros(n)
-    cost[:n_docs] = 1.0
-    integral = np.zeros(n)
-    integral[:n_docs + n_sides] = 1
-    upper_bounds = np.full(n, np.inf)
-    upper_bounds[:n_docs + n_sides] = 1.0
-    answer = milp(cost, constraints=LinearConstraint(matrix.tocsr(), lower, upper), integrality=integral,
-                  bounds=Bounds(np.zeros(n), upper_bounds),
-                  options={"time_limit": time_limit, "mip_rel_gap": 0.0, "disp": False})
-    seconds = time.perf_counter() - started
-    if answer.status == 2:  # infeasible: fewer than k pairs can be decided by any judging
-        return Floor(k, math.inf, None, True, seconds, "infeasible: fewer than k pairs can ever be decided")
-    dual = getattr(answer, "mip_dual_bound", None)
-    if answer.x is None:
-        found, chosen = None, {}
-    else:
-        found = int(round(answer.x[:n_docs].sum()))
-        chosen = {p: s for i, (p, s) in enumerate(sides) if answer.x[n_docs + i] > 0.5}
-    if dual is not None and math.isfinite(dual):  # proven, also when the time limit stopped HiGHS
-        bound = max(0, math.ceil(dual - 1e-6))
-    else:
-        bound = found if answer.status == 0 else 0
-    return Floor(k, bound, found, answer.status == 0 and bound == found, seconds, answer.message, chosen)
+    def __init__(self):
+        self.low, self.high, self.integral, self.cost = [], [], [], []
+        self.rows, self.row_low, self.row_high = [], [], []
+
+    def column(self, low: float, high: float, integral: bool, cost: float = 0.0) -> int:
+        self.low.append(low)
+        self.high.append(high)
+        self.integral.append(integral)
+        self.cost.append(cost)
+        return len(self.low) - 1
+
+    def row(self, coefficients: dict, low: float, high: float) -> None:
+        self.rows.append(coefficients)
+        self.row_low.append(low)
+        self.row_high.append(high)
+
+    def solve(self, k, n_docs, chosen, sides, time_limit, started) -> Floor:
+        import numpy as np
+        from scipy.optimize import Bounds, LinearConstraint, milp
+        from scipy.sparse import coo_matrix
+
+        entries = [(r, c, v) for r, row in enumerate(self.rows) for c, v in row.items()]
+        rows, cols, values = zip(*entries)
+        matrix = coo_matrix((values, (rows, cols)), shape=(len(self.rows), len(self.low))).tocsr()
+        answer = milp(np.array(self.cost), constraints=LinearConstraint(matrix, self.row_low, self.row_high),
+                      integrality=np.array(self.integral, dtype=int), bounds=Bounds(self.low, self.high),
+                      options={"time_limit": time_limit, "mip_rel_gap": 0.0, "disp": False})
+        seconds = time.perf_counter() - started
+        if answer.status == 2:  # infeasible: fewer than k pairs can be decided by any judging
+            return Floor(k, math.inf, None, True, seconds, "infeasible: fewer than k pairs can ever be decided")
+        found, decided = None, {}
+        if answer.x is not None:
+            found = int(round(answer.x[:n_docs].sum()))
+            decided = {p: s for z, (p, s) in zip(chosen, sides) if answer.x[z] > 0.5}
+        dual = getattr(answer, "mip_dual_bound", None)
+        if dual is not None and math.isfinite(dual):  # proven, also when the time limit stopped HiGHS
+            bound = max(0, math.ceil(dual - 1e-6))
+        else:
+            bound = found if answer.status == 0 else 0
+        return Floor(k, bound, found, answer.status == 0 and bound == found, seconds, answer.message, decided)

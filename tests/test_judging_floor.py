@@ -40,7 +40,7 @@ def make_instance(seed: int):
 def brute_force(metric, rankings, pairs, topics, qrels, start, table):
     """{k: the fewest judgments beyond start with which k pairs are decided}, checking on the way
     the per-topic inequality s * low_t <= P_t - max_{d unjudged} delta_t(d)."""
-    cache = {}
+    cache, levels = {}, [0]
 
     def cell(pair, t, judged):
         a, b = rankings[pair[0]][t], rankings[pair[1]][t]
@@ -59,7 +59,7 @@ def brute_force(metric, rankings, pairs, topics, qrels, start, table):
         for size in range(len(candidates) + 1):
             for chosen in itertools.combinations(candidates, size):
                 judged = dict(start[t], **{d: qrels[t].get(d, 0) for d in chosen})
-                ranges = []
+                ranges, relaxed = [], []
                 for pair in pairs:
                     low, high = cell(pair, t, judged)
                     ranges.append((low, high))
@@ -68,7 +68,12 @@ def brute_force(metric, rankings, pairs, topics, qrels, start, table):
                         dev = table[pair, t][s]
                         unjudged = [dev.deltas.get(d, 0.0) for d in lists if d not in judged]
                         assert s * (low if s == 1 else high) <= dev.top - max(unjudged, default=0.0) + 1e-9
-                options.append((size, ranges))
+                        if dev.outside and all(d in judged for d in dev.outside):  # step 1b
+                            unjudged = [dev.deltas1.get(d, 0.0) for d in lists if d not in judged]
+                            assert s * (low if s == 1 else high) <= dev.top1 - max(unjudged, default=0.0) + 1e-9
+                            levels[0] += 1
+                    relaxed.append([relaxed_bound(table[pair, t][s], lists, judged) for s in (1, -1)])
+                options.append((size, ranges, relaxed))
         per_topic.append(options)
     fewest = {}
     for combo in itertools.product(*per_topic):
@@ -80,25 +85,40 @@ def brute_force(metric, rankings, pairs, topics, qrels, start, table):
             decided += medopt.result.verdict(low, high) == "decided"
         for k in range(1, decided + 1):
             fewest[k] = min(fewest.get(k, math.inf), size)
-    return fewest
+        sides = [max(sum(option[2][i][j] for option in combo) for j in (0, 1)) for i in range(len(pairs))]
+        for k in range(1, sum(value >= -1e-9 for value in sides) + 1):
+            fewest["relaxed", k] = min(fewest.get(("relaxed", k), math.inf), size)
+    return fewest, levels[0]
+
+
+def relaxed_bound(dev, lists, judged):
+    """The per-topic bounds u of side +1 and -1 (step 2): the relaxation the MILP solves."""
+    values = []
+    for top, deltas in ((dev.top, dev.deltas), (dev.top1, dev.deltas1)):
+        if deltas is not None and (deltas is dev.deltas or all(d in judged for d in dev.outside)):
+            values.append(top - max([deltas.get(d, 0.0) for d in lists if d not in judged], default=0.0))
+    return min(values)
 
 
 def test_floor_is_at_most_the_true_fewest_judgments():
-    nontrivial, compared, tight = 0, 0, 0
+    nontrivial, compared, tight, second = 0, 0, 0, 0
     for seed in range(80):
         metric, rankings, pairs, topics, qrels, start = make_instance(seed)
         table = pair_deviations(metric, rankings, pairs, topics, qrels, start, max_grade=G)
-        fewest = brute_force(metric, rankings, pairs, topics, qrels, start, table)
+        fewest, checked = brute_force(metric, rankings, pairs, topics, qrels, start, table)
+        second += checked
         for k in range(1, len(pairs) + 1):
             bound = floor(metric, rankings, pairs, topics, qrels, start, k=k, max_grade=G, table=table)
             assert bound.optimal
             truth = fewest.get(k, math.inf)
             assert bound.judgments <= truth, (seed, metric, k, bound, truth)
+            assert bound.judgments == fewest.get(("relaxed", k), math.inf)  # the MILP solves the relaxation
             compared += 1
             nontrivial += 0 < bound.judgments < math.inf
             tight += bound.judgments == truth
-    print(f"\n{compared} floors: {nontrivial} above 0, {tight} equal to the true fewest")
-    assert nontrivial >= compared // 4
+    print(f"\n{compared} floors: {nontrivial} above 0, {tight} equal to the true fewest; "
+          f"{second} checks of step 1b's inequality")
+    assert nontrivial >= compared // 4 and second > 100
 
 
 def test_both_extremes_of_the_judgments_outside_matter():
