@@ -4,7 +4,9 @@ proven lower bound), next to the pool and depth pooling's measured judgments (do
 
 Same data as benchmarks/judging.py: the 10 seeded pairs, the first --topics topics, the qrels as the
 assessor (the rest grade 0), a seeded start share of the qrels (seed 0, as the campaigns), G = 3.
-k = ceil(share x the pairs that all the qrels decide), counted among those pairs.
+k = ceil(share x the pairs that all the qrels decide), counted among those pairs.  The floor is proven
+(the MILP's dual bound when it stops at --time-limit); the MILP's incumbent is the most this
+relaxation could ever prove (its optimum lies between the two).
 
     python benchmarks/judging_floor.py                                   # nDCG@10 and AP@20, 0% and 25%
     python benchmarks/judging_floor.py --metrics nDCG@10 --starts 0
@@ -49,8 +51,8 @@ def main() -> None:
     qrels = read_qrels(args.data / "dl_hard-doc.qrels")
     topics = sorted(set.intersection(*(set(r) for r in rankings.values())) & set(qrels))[:args.topics]
     print("| metric, start | pool | pairs decided by all | share | k | floor | proven optimal | "
-          "depth (measured) | floor ÷ depth | half of depth | deviations s | MILP s |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "MILP incumbent | depth (measured) | floor ÷ depth | half of depth | deviations s | MILP s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for metric in args.metrics:
         decidable = decided_by_all(metric, rankings, pairs, topics, qrels)
         counted = [p for p in pairs if f"{p[0]} - {p[1]}" in decidable]
@@ -66,7 +68,8 @@ def main() -> None:
                                time_limit=args.time_limit, table=table)
                 ratio = result.judgments / measured if measured == measured else math.nan
                 print(f"| {metric}, {start:.0%} | {pool:,} | {len(counted)} | {share:.0%} | {k} | "
-                      f"{result.judgments:,} | {'yes' if result.optimal else 'no (dual bound)'} | {measured:,} | "
+                      f"{result.judgments:,} | {'yes' if result.optimal else 'no (dual bound)'} | "
+                      f"{result.incumbent if result.incumbent is not None else '-'} | {measured:,} | "
                       f"{ratio:.2f} | {measured / 2:,.0f} | {table_seconds:.1f} | {result.seconds:.1f} |",
                       flush=True)
 
