@@ -120,6 +120,9 @@ def deviations(metric, a: Sequence[str], b: Sequence[str], truth: Mapping[str, i
     ``others`` the documents of the other pairs' lists (step 1b's O: those of them the qrels grade)."""
     metric = check_metric(metric)
     start = dict(start or {})
+    wrong = sorted(d for d, g in start.items() if g != truth.get(d, 0))
+    if wrong:
+        raise MedoptError(f"the start judgments must be the assessor's grades; they differ on {wrong[:5]}")
     lists = build_instance(metric, a, b, {}, max_grade=max_grade)
     in_list = set(lists.a) | set(lists.b)
     outside_start = {d: g for d, g in start.items() if d not in in_list}

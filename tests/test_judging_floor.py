@@ -138,6 +138,8 @@ def test_other_metric_families_are_refused():
         deviations("Q@3", ["a"], ["b"], {}, max_grade=1)
     with pytest.raises(MedoptError, match="judging floor"):
         deviations("Rprec", ["a"], ["b"], {}, max_grade=1)
+    with pytest.raises(MedoptError, match="assessor's grades"):
+        deviations("nDCG@3", ["a"], ["b"], {"a": 1}, {"a": 2}, max_grade=2)
 
 
 def test_a_pair_can_be_decided_against_the_sign_of_the_full_qrels():
