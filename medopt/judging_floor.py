@@ -137,7 +137,7 @@ def deviations(metric, a: Sequence[str], b: Sequence[str], truth: Mapping[str, i
     for sign in SIGNS:
         found = []
         for extremes in levels:
-            def best(assignment):  # E_s: the larger of the two extremes (step 1)
+            def best(assignment, sign=sign, extremes=extremes):  # E_s: the larger of two extremes (step 1)
                 return max(sign * extreme.differences(assignment)["a"] for extreme in extremes)
 
             peak, deltas = best(grades), {}
