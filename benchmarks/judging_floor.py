@@ -1,0 +1,79 @@
+"""The floor under benchmarks/judging.py: the fewest judgments with which ANY policy, even one that
+knows every grade, can have 50% and 90% of the DL-HARD pairs decided (medopt.judging_floor, a
+proven lower bound), next to the pool and depth pooling's measured judgments (docs/judging.md).
+
+Same data as benchmarks/judging.py: the 10 seeded pairs, the first --topics topics, the qrels as the
+assessor (the rest grade 0), a seeded start share of the qrels (seed 0, as the campaigns), G = 3.
+k = ceil(share x the pairs that all the qrels decide), counted among those pairs.  The floor is proven
+(the MILP's dual bound when it stops at --time-limit); the MILP's incumbent is the most this
+relaxation could ever prove (its optimum lies between the two).
+
+    python benchmarks/judging_floor.py                                   # nDCG@10 and AP@20, 0% and 25%
+    python benchmarks/judging_floor.py --metrics nDCG@10 --starts 0
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from exact_depth import select_pairs  # noqa: E402  (the seeded pairs, shared with that benchmark)
+from judging import DATA, GRADE_SCALE, decided_by_all  # noqa: E402
+
+from medopt.io.trec import read_qrels, read_run  # noqa: E402
+from medopt.judging_floor import floor, pair_deviations  # noqa: E402
+from medopt.judging_simulation import start_judgments  # noqa: E402
+
+# docs/judging.md, Measured (2026-11-24): pool, depth pooling's judgments for 50% / 90%
+MEASURED = {("nDCG@10", 0.0): (2064, 1879, 1970), ("nDCG@10", 0.25): (1870, 1688, 1779),
+            ("AP@20", 0.0): (3975, 3343, 3553), ("AP@20", 0.25): (3663, 3295, 3411)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--metrics", nargs="+", default=["nDCG@10", "AP@20"])
+    parser.add_argument("--starts", nargs="+", type=float, default=[0.0, 0.25])
+    parser.add_argument("--shares", nargs="+", type=float, default=[0.5, 0.9])
+    parser.add_argument("--pairs", type=int, default=10)
+    parser.add_argument("--topics", type=int, default=50)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--time-limit", type=float, default=300.0, help="seconds per MILP")
+    args = parser.parse_args()
+    chosen = select_pairs(sorted((args.data / "baselines" / "doc").glob("*.run")), args.pairs)
+    rankings = {p.stem: read_run(p).rankings for pair in chosen for p in pair}
+    pairs = [(a.stem, b.stem) for a, b in chosen]
+    qrels = read_qrels(args.data / "dl_hard-doc.qrels")
+    topics = sorted(set.intersection(*(set(r) for r in rankings.values())) & set(qrels))[:args.topics]
+    print("| metric, start | pool | pairs decided by all | share | k | floor | proven optimal | "
+          "MILP incumbent | depth (measured) | floor ÷ depth | half of depth | deviations s | MILP s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for metric in args.metrics:
+        decidable = decided_by_all(metric, rankings, pairs, topics, qrels)
+        counted = [p for p in pairs if f"{p[0]} - {p[1]}" in decidable]
+        for start in args.starts:
+            given = start_judgments(qrels, topics, start, args.seed)
+            started = time.perf_counter()
+            table = pair_deviations(metric, rankings, counted, topics, qrels, given, max_grade=GRADE_SCALE)
+            table_seconds = time.perf_counter() - started
+            known = args.topics == 50 and args.pairs == 10 and args.seed == 0  # the docs' campaigns
+            pool, *depth = MEASURED.get((metric, start), (math.nan,) * 3) if known else (math.nan,) * 3
+            for share, measured in zip(args.shares, depth if len(args.shares) == 2 else [math.nan] * 9):
+                k = math.ceil(share * len(counted) - 1e-9)
+                result = floor(metric, rankings, counted, topics, qrels, given, k=k, max_grade=GRADE_SCALE,
+                               time_limit=args.time_limit, table=table)
+                ratio = math.nan if math.isnan(measured) else result.judgments / measured
+                print(f"| {metric}, {start:.0%} | {pool:,} | {len(counted)} | {share:.0%} | {k} | "
+                      f"{result.judgments:,} | {'yes' if result.optimal else 'no (dual bound)'} | "
+                      f"{result.incumbent if result.incumbent is not None else '-'} | {measured:,} | "
+                      f"{ratio:.2f} | {measured / 2:,.0f} | {table_seconds:.1f} | {result.seconds:.1f} |",
+                      flush=True)
+
+
+if __name__ == "__main__":
+    main()
