@@ -231,22 +231,23 @@ def test_memory_limit_from_the_environment(monkeypatch):
 
 def test_a_solve_past_the_memory_ceiling_stops_with_an_honest_answer(warm):
     """A limit of 200 MB puts the ceiling below what this test process already holds (limits:
-    0.9 x 200 MB beyond a fresh process's 300 MB), while the guard's prediction of the model (some
-    105 MB) passes: CP-SAT's SSP@150 search (its MILP takes about 0.4 s to the optimum; the roof dual
-    settles one direction only) is stopped at the first check, the computation ends as at a time
-    limit, and what it reports holds against the optimum."""
-    a, b = deep_pair(150, similarity=0.3, seed=3)
-    stopped, seconds = timed("SSP@150", a, b, {}, method="exact", solver="cpsat", memory_limit=200 * 2 ** 20)
+    0.9 x 200 MB beyond a fresh process's 300 MB), while the guard's prediction of the model passes:
+    CP-SAT's ERR@40 search (two MILPs, about 1 s to the optimum; ERR has no bound without a model that
+    settles it) is stopped at the first check, the computation ends as at a time limit, and what it
+    reports holds against the optimum."""
+    a, b = deep_pair(40, similarity=0.5, seed=3)
+    stopped, seconds = timed("ERR@40", a, b, {}, method="exact", solver="cpsat", max_grade=2,
+                             memory_limit=200 * 2 ** 20)
     assert stopped.details.get("stopped") == "memory limit"
     assert_honest_timeout(stopped)
     assert stopped.status == "timeout" and not stopped.certified
-    optimum = medopt.med("SSP@150", a, b, {}, method="exact", solver="cpsat")
+    optimum = medopt.med("ERR@40", a, b, {}, method="exact", solver="cpsat", max_grade=2)
     assert optimum.certified and "stopped" not in optimum.details
     assert stopped.value <= optimum.value + 1e-9 <= stopped.upper_bound + 2e-9
     # both ends of a range, with a time limit as well: each end's proven bound holds against the true end
-    stopped = medopt.difference_range("SSP@150", a, b, {}, method="exact", solver="cpsat", time_limit=30,
+    stopped = medopt.difference_range("ERR@40", a, b, {}, method="exact", solver="cpsat", max_grade=2, time_limit=30,
                                       memory_limit=200 * 2 ** 20)
-    exact = medopt.difference_range("SSP@150", a, b, {}, method="exact", solver="cpsat")
+    exact = medopt.difference_range("ERR@40", a, b, {}, method="exact", solver="cpsat", max_grade=2)
     assert exact.certified and not stopped.certified and stopped.details.get("stopped") == "memory limit"
     assert stopped.low_bound - 1e-9 <= exact.low <= stopped.low + 1e-9
     assert stopped.high - 1e-9 <= exact.high <= stopped.high_bound + 1e-9
