@@ -203,14 +203,20 @@ def solve_directions(instance: Instance, *, solver: str | None, time_limit: floa
         # First the bounds that need no model, for both directions, so that a direction whose search
         # never gets the time still has them; a direction they settle is not searched.
         reduced_for = {}
+
+        def close_without_model(direction: str, bound: float) -> None:
+            directions[direction] = DirectionResult(bound=bound)
+            directions[direction].offer(*guesses[direction])
+            details["closed without a model"] = details.get("closed without a model", 0) + 1
+
         for direction in order:
             reached = max(guess[0] for guess in guesses.values())  # a relaxation's candidate may raise it
             start = guesses[direction][0] if signed else reached
             if start >= ceiling:  # no difference exceeds the trivial bound: nothing left to prove
                 directions[direction] = DirectionResult(bound=ceiling)
+                directions[direction].offer(*guesses[direction])
             elif not signed and known_bound(quick, formulation, instance, direction) <= start:
-                directions[direction] = DirectionResult(bound=quick[direction])  # MED: cannot beat the reached
-                details["closed without a model"] = details.get("closed without a model", 0) + 1
+                close_without_model(direction, quick[direction])  # MED: it cannot beat the difference reached
             else:
                 try:
                     if clock.expired():
@@ -219,19 +225,14 @@ def solve_directions(instance: Instance, *, solver: str | None, time_limit: floa
                         if reduce else instance
                     if settled_by_relaxation(formulation, instance, reduced_for[direction], direction, start, quick,
                                              guesses):
-                        directions[direction] = DirectionResult(bound=quick[direction])
-                        details["closed without a model"] = details.get("closed without a model", 0) + 1
+                        close_without_model(direction, quick[direction])
                 except OutOfTime:
                     pass
-            if direction in directions:
-                directions[direction].offer(*guesses[direction])
         reached = max(guess[0] for guess in guesses.values())
         for direction in (d for d in order if d not in directions):
             start = guesses[direction][0] if signed else reached
             if not signed and quick.get(direction, math.inf) <= start:  # the first direction's search raised it
-                directions[direction] = DirectionResult(bound=quick[direction])
-                directions[direction].offer(*guesses[direction])
-                details["closed without a model"] = details.get("closed without a model", 0) + 1
+                close_without_model(direction, quick[direction])
                 continue
             chosen = strategy
             if signed and not start >= 0 and not STRATEGIES[strategy].any_sign:
