@@ -86,25 +86,41 @@ def relevance_products(m, instance, direction, scales=(1.0, 1.0)):
         binary_and(m, "both_relevant", pairs, doc="y[d,e] = b_d * b_e", signs=signs)
 
 
-def numerator_expression(m, instance, direction, scales=(1.0, 1.0)):
-    """N = sign * (SP(A) - SP(B)): the linear terms b_d / i, the products with a judged document
-    (constants, or one relevance times the judged relevant documents ranked above), and every pair
-    of unjudged documents once with its net weight.  With ``scales`` (s_A, s_B): sign * (s_A SP(A) -
-    s_B SP(B)), the products declared by relevance_products with the same scales."""
+def relevance_linear(instance, direction, scales=(1.0, 1.0)) -> tuple[float, dict]:
+    """N = sign * (SP(A) - SP(B)) less its products of two unjudged relevances: (the constant, b_d's
+    coefficient per unjudged document).  A list's document at rank i adds weight w_i = +-s / i times
+    its relevance and the relevant ones above it; for an unjudged d that is w_i (1 + the judged
+    relevant documents above), and each judged relevant document below d at rank j adds w_j once
+    more (b_d counts in its precision).  ``scales`` (s_A, s_B): sign * (s_A SP(A) - s_B SP(B))."""
     sign, judgments, relevant = direction_sign(direction), instance.judgments, instance.metric.is_relevant
-    numerator = 0
+    constant, coefficient = 0.0, {}
     for ranking, side in ((instance.a, sign * scales[0]), (instance.b, -sign * scales[1])):
-        judged_above, unjudged_above = 0, []  # judged relevant / unjudged documents ranked above
+        judged_above, terms = 0, []  # (unjudged document, its own term) or (None, a judged relevant one's weight)
         for i, doc in enumerate(ranking, start=1):
             check_time()
             weight = side / i
             if doc not in judgments:
-                numerator += relevant_at(m, instance, doc) * (weight * (1 + judged_above))
-                unjudged_above.append(doc)
+                terms.append((doc, weight * (1 + judged_above)))
             elif relevant(judgments[doc]):
-                numerator += weight * (1 + judged_above)
-                numerator += sum(relevant_at(m, instance, e) for e in unjudged_above) * weight
+                constant += weight * (1 + judged_above)
+                terms.append((None, weight))
                 judged_above += 1
+        below = 0.0  # the weights of the judged relevant documents ranked below
+        for doc, value in reversed(terms):
+            if doc is None:
+                below += value
+            else:
+                coefficient[doc] = coefficient.get(doc, 0.0) + value + below
+    return constant, coefficient
+
+
+def numerator_expression(m, instance, direction, scales=(1.0, 1.0)):
+    """N = sign * (SP(A) - SP(B)): the constant and linear terms of relevance_linear (the terms b_d / i
+    and the products with a judged document), and every pair of unjudged documents once with its net
+    weight.  With ``scales`` (s_A, s_B): sign * (s_A SP(A) - s_B SP(B)), the products declared by
+    relevance_products with the same scales."""
+    constant, coefficient = relevance_linear(instance, direction, scales)
+    numerator = constant + total(w * relevant_at(m, instance, d) for d, w in coefficient.items())
     numerator += sum(w * relevant_at(m, instance, d) for d, w in m.dominated_weight.items())
     tick = Ticker()  # one term per product: hundreds of thousands at depth 1000
 
@@ -118,23 +134,11 @@ def numerator_expression(m, instance, direction, scales=(1.0, 1.0)):
 
 def relevance_quadratic(instance, direction):
     """N = sign (SP(A) - SP(B)) as a quadratic function of the relevances b_d of the unjudged documents
-    (instance.unjudged order): (constant, linear, first, second, weights), the pairs as index arrays,
-    the same terms as numerator_expression and pair_weights (a product with a judged document is a
-    constant or one relevance; every pair of unjudged documents once, with its net weight)."""
-    sign, judgments, relevant = direction_sign(direction), instance.judgments, instance.metric.is_relevant
+    (instance.unjudged order): (constant, linear, first, second, weights), the pairs as index arrays;
+    the terms of relevance_linear and pair_weights, as in numerator_expression."""
+    constant, coefficient = relevance_linear(instance, direction)
     index = {d: i for i, d in enumerate(instance.unjudged)}
-    linear, constant = np.zeros(len(index)), 0.0
-    for ranking, side in ((instance.a, sign), (instance.b, -sign)):
-        judged_above, unjudged_above = 0, []
-        for i, doc in enumerate(ranking, start=1):
-            weight = side / i
-            if doc not in judgments:
-                linear[index[doc]] += weight * (1 + judged_above)
-                unjudged_above.append(index[doc])
-            elif relevant(judgments[doc]):
-                constant += weight * (1 + judged_above)
-                linear[unjudged_above] += weight
-                judged_above += 1
+    linear = np.fromiter((coefficient.get(d, 0.0) for d in instance.unjudged), float, len(index))
     weights = pair_weights(instance, direction)
     first = np.fromiter((index[d] for d, _ in weights), np.int64, len(weights))
     second = np.fromiter((index[e] for _, e in weights), np.int64, len(weights))
@@ -274,22 +278,23 @@ class PrecisionSums(Formulation, DirectModel, CaseModels, DinkelbachModels, Capp
 
     def quadratic_form(self, instance, direction, lam: float | None = None, memo: dict | None = None):
         """N - lam D (lam None: N alone), D = R, as a quadratic function of the relevances b_d of the
-        unjudged documents, for a bound by the roof dual (exact/dinkelbach.roof_settles): (constant,
-        linear, first, second, weights, implications), the dominance pairs as implications b_e <= b_d;
-        the relevance limits are not in it (a relaxation of the feasible set)."""
-        if memo is None or ("N", direction) not in memo:  # N does not depend on lam: built once a direction
-            form = relevance_quadratic(instance, direction)
-            if memo is not None:
-                memo["N", direction] = form
-        constant, linear, first, second, weights = form if memo is None else memo["N", direction]
-        if instance.metric.p("rel") > instance.max_grade:  # no unjudged document can be relevant: b = 0
-            linear, first, second, weights = np.zeros_like(linear), first[:0], second[:0], weights[:0]
+        unjudged documents, for a bound by the roof dual (exact/driver.settled_by_relaxation):
+        (constant, linear, first, second, weights, implications), the dominance pairs as implications
+        b_e <= b_d; the relevance limits are not in it (a relaxation of the feasible set).  ``memo`` (a
+        dict the caller keeps for the instance) holds what does not depend on lam between calls."""
+        memo = {} if memo is None else memo
+        if ("N", direction) not in memo:
+            constant, linear, first, second, weights = relevance_quadratic(instance, direction)
+            if instance.metric.p("rel") > instance.max_grade:  # no unjudged document can be relevant: b = 0
+                linear, first, second, weights = np.zeros_like(linear), first[:0], second[:0], weights[:0]
+            index = {d: i for i, d in enumerate(instance.unjudged)}
+            implies = (np.fromiter((index[e] for _, e in instance.dominance), np.int64, len(instance.dominance)),
+                       np.fromiter((index[d] for d, _ in instance.dominance), np.int64, len(instance.dominance)))
+            memo["N", direction] = constant, linear, first, second, weights, implies
+        constant, linear, first, second, weights, implies = memo["N", direction]
         if lam is not None:  # D = R = the judged relevant documents + sum_d b_d
             linear = linear - lam
             constant -= lam * judged_count(instance, instance.metric.p("rel"))
-        index = {d: i for i, d in enumerate(instance.unjudged)}
-        implies = (np.fromiter((index[e] for _, e in instance.dominance), np.int64, len(instance.dominance)),
-                   np.fromiter((index[d] for d, _ in instance.dominance), np.int64, len(instance.dominance)))
         return constant, linear, first, second, weights, implies
 
     def relaxation_bound(self, instance, direction, start: float, roof, memo: dict | None = None):
@@ -300,8 +305,7 @@ class PrecisionSums(Formulation, DirectModel, CaseModels, DinkelbachModels, Capp
         R >= 1 (Dinkelbach's step, exact/dinkelbach.py); AP(norm=min), lam >= 0: N - lam min(k, R) =
         max(N - lam k, N - lam R), so also lam + max(F_k, 0) / k with F_k the bound on max N - lam k.
         R = 0 (possible only with no judged relevant document) gives 0.  The candidate: the cut's
-        labels, relevant at grade rel, undetermined ones not relevant.  ``memo`` (a dict the caller
-        keeps for the instance) holds N's form between calls."""
+        labels, relevant at grade rel, undetermined ones not relevant.  ``memo``: quadratic_form's."""
         n, rel = len(instance.unjudged), instance.metric.p("rel")
         if instance.metric.family in ("SSP", "SP"):
             bound, labels = roof(n, *self.quadratic_form(instance, direction, memo=memo))

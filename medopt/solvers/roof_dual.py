@@ -52,7 +52,7 @@ def roof_dual_bound(n: int, constant: float, linear: np.ndarray, first: np.ndarr
     source, sink = 2 * n, 2 * n + 1
     p = np.arange(n)
     q = p + n
-    unary = -np.asarray(linear, dtype=float).copy()          # E's unary coefficients
+    unary = -np.asarray(linear, dtype=float)                 # E's unary coefficients (a new array)
     first, second = np.asarray(first, dtype=np.int64), np.asarray(second, dtype=np.int64)
     weights = np.asarray(weights, dtype=float)
     positive = weights > 0
