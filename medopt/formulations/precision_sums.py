@@ -86,32 +86,34 @@ def relevance_products(m, instance, direction, scales=(1.0, 1.0)):
         binary_and(m, "both_relevant", pairs, doc="y[d,e] = b_d * b_e", signs=signs)
 
 
-def relevance_linear(instance, direction, scales=(1.0, 1.0)) -> tuple[float, dict]:
-    """N = sign * (SP(A) - SP(B)) less its products of two unjudged relevances: (the constant, b_d's
-    coefficient per unjudged document).  A list's document at rank i adds weight w_i = +-s / i times
-    its relevance and the relevant ones above it; for an unjudged d that is w_i (1 + the judged
-    relevant documents above), and each judged relevant document below d at rank j adds w_j once
-    more (b_d counts in its precision).  ``scales`` (s_A, s_B): sign * (s_A SP(A) - s_B SP(B))."""
+def relevance_linear(instance, direction, scales=(1.0, 1.0)) -> tuple[float, list]:
+    """N = sign * (SP(A) - SP(B)) less its products of two unjudged relevances: (the constant, the
+    terms (d, c): c b_d, list A's in rank order, then B's).  A list's document at rank i adds weight
+    w_i = +-s / i times its relevance and the relevant ones above it; for an unjudged d that is
+    w_i (1 + the judged relevant documents above), and each judged relevant document below d at rank
+    j adds w_j once more (b_d counts in its precision).  ``scales`` (s_A, s_B): sign * (s_A SP(A) -
+    s_B SP(B))."""
     sign, judgments, relevant = direction_sign(direction), instance.judgments, instance.metric.is_relevant
-    constant, coefficient = 0.0, {}
+    constant, terms = 0.0, []
     for ranking, side in ((instance.a, sign * scales[0]), (instance.b, -sign * scales[1])):
-        judged_above, terms = 0, []  # (unjudged document, its own term) or (None, a judged relevant one's weight)
+        judged_above, own = 0, []  # (unjudged document, its own term) or (None, a judged relevant one's weight)
         for i, doc in enumerate(ranking, start=1):
             check_time()
             weight = side / i
             if doc not in judgments:
-                terms.append((doc, weight * (1 + judged_above)))
+                own.append((doc, weight * (1 + judged_above)))
             elif relevant(judgments[doc]):
                 constant += weight * (1 + judged_above)
-                terms.append((None, weight))
+                own.append((None, weight))
                 judged_above += 1
-        below = 0.0  # the weights of the judged relevant documents ranked below
-        for doc, value in reversed(terms):
+        below, listed = 0.0, []  # the weights of the judged relevant documents ranked below
+        for doc, value in reversed(own):
             if doc is None:
                 below += value
             else:
-                coefficient[doc] = coefficient.get(doc, 0.0) + value + below
-    return constant, coefficient
+                listed.append((doc, value + below))
+        terms += reversed(listed)
+    return constant, terms
 
 
 def numerator_expression(m, instance, direction, scales=(1.0, 1.0)):
@@ -119,8 +121,8 @@ def numerator_expression(m, instance, direction, scales=(1.0, 1.0)):
     and the products with a judged document), and every pair of unjudged documents once with its net
     weight.  With ``scales`` (s_A, s_B): sign * (s_A SP(A) - s_B SP(B)), the products declared by
     relevance_products with the same scales."""
-    constant, coefficient = relevance_linear(instance, direction, scales)
-    numerator = constant + total(w * relevant_at(m, instance, d) for d, w in coefficient.items())
+    constant, terms = relevance_linear(instance, direction, scales)
+    numerator = constant + total(w * relevant_at(m, instance, d) for d, w in terms)
     numerator += sum(w * relevant_at(m, instance, d) for d, w in m.dominated_weight.items())
     tick = Ticker()  # one term per product: hundreds of thousands at depth 1000
 
@@ -136,9 +138,11 @@ def relevance_quadratic(instance, direction):
     """N = sign (SP(A) - SP(B)) as a quadratic function of the relevances b_d of the unjudged documents
     (instance.unjudged order): (constant, linear, first, second, weights), the pairs as index arrays;
     the terms of relevance_linear and pair_weights, as in numerator_expression."""
-    constant, coefficient = relevance_linear(instance, direction)
+    constant, terms = relevance_linear(instance, direction)
     index = {d: i for i, d in enumerate(instance.unjudged)}
-    linear = np.fromiter((coefficient.get(d, 0.0) for d in instance.unjudged), float, len(index))
+    linear = np.zeros(len(index))
+    for d, w in terms:
+        linear[index[d]] += w
     weights = pair_weights(instance, direction)
     first = np.fromiter((index[d] for d, _ in weights), np.int64, len(weights))
     second = np.fromiter((index[e] for _, e in weights), np.int64, len(weights))
