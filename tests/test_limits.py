@@ -13,6 +13,7 @@ import pytest
 import medopt
 from medopt.errors import MedoptError, TooLargeError
 from medopt.formulations import REGISTRY as FORMULATIONS
+from medopt.formulations.precision_sums import PrecisionSums
 from medopt.generate import generate_runs
 from medopt.instance import build_instance
 from medopt.limits import OutOfTime, Ticker, check_time, remaining, until
@@ -59,7 +60,6 @@ def test_time_limit_covers_model_building_at_depth_1000(warm, monkeypatch):
     10-20 s to build, and time_limit=1 came back after 21 s.  The roof dual now settles this instance
     before any model (about 1.5 s); with it switched off the model is built, and the build stops at
     the deadline."""
-    from medopt.formulations.precision_sums import PrecisionSums
 
     a, b = deep_pair(1000)
     assert len(set(a) & set(b)) > 700
@@ -214,7 +214,8 @@ def test_models_predicted_too_large_are_refused_at_once(warm, metric, max_grade,
     assert "GB" in one_line(refused.value)
 
 
-def test_memory_limit_option():
+def test_memory_limit_option(monkeypatch):
+    monkeypatch.setattr(PrecisionSums, "relaxation_bound", None)  # (its search settles it with no model)
     a, b = deep_pair(30, similarity=0.6)
     with pytest.raises(TooLargeError, match="more than the 0.0 GB allowed"):
         medopt.med("AP@30", a, b, {}, memory_limit=1000)
@@ -225,6 +226,7 @@ def test_memory_limit_option():
 
 def test_memory_limit_from_the_environment(monkeypatch):
     """MEDOPT_MEMORY_LIMIT_GB sets the default (the command line has no option of its own)."""
+    monkeypatch.setattr(PrecisionSums, "relaxation_bound", None)  # (its search settles it with no model)
     a, b = deep_pair(30, similarity=0.6)
     monkeypatch.setenv("MEDOPT_MEMORY_LIMIT_GB", "0.000001")
     with pytest.raises(TooLargeError, match="MEDOPT_MEMORY_LIMIT_GB"):

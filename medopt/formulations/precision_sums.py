@@ -309,20 +309,24 @@ class PrecisionSums(Formulation, DirectModel, CaseModels, DinkelbachModels, Capp
         R >= 1 (Dinkelbach's step, exact/dinkelbach.py); AP(norm=min), lam >= 0: N - lam min(k, R) =
         max(N - lam k, N - lam R), so also lam + max(F_k, 0) / k with F_k the bound on max N - lam k.
         R = 0 (possible only with no judged relevant document) gives 0.  The candidate: the cut's
-        labels, relevant at grade rel, undetermined ones not relevant.  ``memo``: quadratic_form's."""
+        labels, relevant at grade rel, undetermined ones not relevant.  ``memo``: quadratic_form's.
+        ``roof`` is told the value its form must beat to matter (``floor``: 0 for N - lam R, which
+        the assignment of ratio lam reaches), so that an exact search (solvers.roof_search) may stop
+        proving below it."""
         n, rel = len(instance.unjudged), instance.metric.p("rel")
         if instance.metric.family in ("SSP", "SP"):
-            bound, labels = roof(n, *self.quadratic_form(instance, direction, memo=memo))
-            bound *= self.scale(instance)
+            scale = self.scale(instance)
+            bound, labels = roof(n, *self.quadratic_form(instance, direction, memo=memo), floor=start / scale)
+            bound *= scale
         else:
             cap = self.min_cutoff(instance)
             if not math.isfinite(start) or (cap is not None and start < 0):
                 return math.inf, None
-            excess, labels = roof(n, *self.quadratic_form(instance, direction, start, memo))
+            excess, labels = roof(n, *self.quadratic_form(instance, direction, start, memo), floor=0.0)
             bound = start + max(excess, 0.0) / self.min_denominator(instance)
             if cap is not None:
-                bound = max(bound, start + max(roof(n, *self.quadratic_form(instance, direction, memo=memo))[0] - start * cap,
-                                               0.0) / cap)
+                capped = roof(n, *self.quadratic_form(instance, direction, memo=memo), floor=start * cap)[0]
+                bound = max(bound, start + max(capped - start * cap, 0.0) / cap)
             if judged_count(instance, rel) == 0:
                 bound = max(bound, 0.0)
         relevant = rel if rel <= instance.max_grade else 0

@@ -43,49 +43,72 @@ import numpy as np
 
 
 def roof_dual_bound(n: int, constant: float, linear: np.ndarray, first: np.ndarray, second: np.ndarray,
-                    weights: np.ndarray, implications: tuple[np.ndarray, np.ndarray] | None = None
-                    ) -> tuple[float, np.ndarray]:
+                    weights: np.ndarray, implications: tuple[np.ndarray, np.ndarray] | None = None,
+                    floor: float = -math.inf) -> tuple[float, np.ndarray]:
     """(An upper bound on max f, the labels of the minimum cut) (module docstring): ``linear`` (n,),
-    the pairs ``first``/``second`` with ``weights``, and ``implications`` (i, j): b_i <= b_j."""
-    from ortools.graph.python import max_flow
-
-    source, sink = 2 * n, 2 * n + 1
-    p = np.arange(n)
-    q = p + n
-    unary = -np.asarray(linear, dtype=float)                 # E's unary coefficients (a new array)
-    first, second = np.asarray(first, dtype=np.int64), np.asarray(second, dtype=np.int64)
-    weights = np.asarray(weights, dtype=float)
-    positive = weights > 0
-    np.add.at(unary, first[positive], -weights[positive])   # -w b_i b_j = -w b_i + w [b_i=1, b_j=0]
-    constant_e = -float(constant) + float(unary[unary < 0].sum())
-    ones = np.where(unary > 0, unary, 0.0)                   # paid when b_i = 1
-    zeros = np.where(unary < 0, -unary, 0.0)                 # paid when b_i = 0
-    cost = np.abs(weights)
-    tails = [np.full(n, source), q, p, np.full(n, source),
-             second[positive], q[first[positive]],                        # [b_i = 1, b_j = 0]
-             q[first[~positive]], q[second[~positive]]]                   # [b_i = 1, b_j = 1]
-    heads = [p, np.full(n, sink), np.full(n, sink), q,
-             first[positive], q[second[positive]],
-             second[~positive], first[~positive]]
-    halves = [ones / 2, ones / 2, zeros / 2, zeros / 2,
-              cost[positive] / 2, cost[positive] / 2, cost[~positive] / 2, cost[~positive] / 2]
-    finite = np.concatenate(halves)
-    total = float(finite.sum())
+    the pairs ``first``/``second`` with ``weights``, and ``implications`` (i, j): b_i <= b_j.
+    (``floor``, a value the caller reaches, is for roof_search.maximise; a bound does not need it.)"""
+    network = Network(n, -np.asarray(linear, dtype=float), first, second, np.asarray(weights, dtype=float))
+    halves = [cost / 2 for cost in network.costs]
+    total = float(sum(h.sum() for h in halves))
     scale = 2.0 ** math.floor(math.log2(2.0 ** 61 / max(total, 1e-300))) if total > 0 else 1.0
-    capacities = [np.floor(h * scale).astype(np.int64) for h in halves]
-    if implications is not None and len(implications[0]):
-        i, j = (np.asarray(side, dtype=np.int64) for side in implications)
-        unbounded = np.full(len(i), int(total * scale) + 1, dtype=np.int64)
-        tails += [j, q[i]]
-        heads += [i, q[j]]
-        capacities += [unbounded, unbounded]
-    flow = max_flow.SimpleMaxFlow()
-    flow.add_arcs_with_capacity(np.concatenate(tails).astype(np.int64), np.concatenate(heads).astype(np.int64),
-                                np.concatenate(capacities))
-    status = flow.solve(source, sink)
-    if status != flow.OPTIMAL:
-        return math.inf, np.full(n, -1, dtype=np.int8)  # no claim
-    on_source = np.zeros(2 * n + 2, dtype=bool)
-    on_source[np.asarray(flow.get_source_side_min_cut(), dtype=np.int64)] = True
-    labels = np.where(on_source[p] & ~on_source[q], 0, np.where(~on_source[p] & on_source[q], 1, -1)).astype(np.int8)
-    return -constant_e - flow.optimal_flow() / scale, labels
+    flow, labels = network.cut([np.floor(h * scale).astype(np.int64) for h in halves], implications)
+    return float(constant) - float(network.constant) - flow / scale, labels
+
+
+def integer_roof_dual(n: int, linear: np.ndarray, first: np.ndarray, second: np.ndarray, weights: np.ndarray,
+                      implications: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[int | float, np.ndarray]:
+    """The roof dual of f(b) = sum_i c_i b_i + sum_k w_k b_i b_j with even int64 coefficients, with no
+    rounding (every half cost is an integer): (the bound, an int, or inf when the flow fails; the
+    labels).  The capacities (about sum |c| + 2 sum |w|) must stay below 2^62."""
+    network = Network(n, -np.asarray(linear, dtype=np.int64), first, second, np.asarray(weights, dtype=np.int64))
+    flow, labels = network.cut([cost // 2 for cost in network.costs], implications)
+    return -int(network.constant) - flow, labels
+
+
+class Network:
+    """The doubled graph of E = -f in normal form (module docstring), for ``unary`` = E's linear
+    coefficients: ``constant`` (E_0 without f's constant) and ``costs``, the terms' costs in the
+    order of their arcs."""
+
+    def __init__(self, n, unary, first, second, weights):
+        self.n = n
+        self.first, self.second = np.asarray(first, dtype=np.int64), np.asarray(second, dtype=np.int64)
+        self.positive = weights > 0
+        np.add.at(unary, self.first[self.positive], -weights[self.positive])  # -w b_i b_j = -w b_i + w [b_i=1, b_j=0]
+        self.constant = unary[unary < 0].sum()
+        self.costs = [np.where(unary > 0, unary, 0), np.where(unary < 0, -unary, 0),   # [b_i = 1], [b_i = 0]
+                      weights[self.positive], -weights[~self.positive]]           # [b_i=1, b_j=0], [b_i=1, b_j=1]
+
+    def cut(self, halves: list, implications) -> tuple[int | float, np.ndarray]:
+        """(The maximum flow, the labels of the minimum cut) with ``halves`` (int64) as each term's two
+        arcs' capacities; (inf, no labels) when the solver fails."""
+        from ortools.graph.python import max_flow
+
+        n, first, second, positive = self.n, self.first, self.second, self.positive
+        source, sink = 2 * n, 2 * n + 1
+        p = np.arange(n)
+        q = p + n
+        ones, zeros, plus, minus = halves
+        tails = [np.full(n, source), q, p, np.full(n, source),
+                 second[positive], q[first[positive]],                        # [b_i = 1, b_j = 0]
+                 q[first[~positive]], q[second[~positive]]]                   # [b_i = 1, b_j = 1]
+        heads = [p, np.full(n, sink), np.full(n, sink), q,
+                 first[positive], q[second[positive]],
+                 second[~positive], first[~positive]]
+        capacities = [ones, ones, zeros, zeros, plus, plus, minus, minus]
+        if implications is not None and len(implications[0]):
+            i, j = (np.asarray(side, dtype=np.int64) for side in implications)
+            unbounded = np.full(len(i), int(sum(int(c.sum()) for c in capacities)) + 1, dtype=np.int64)
+            tails += [j, q[i]]
+            heads += [i, q[j]]
+            capacities += [unbounded, unbounded]
+        flow = max_flow.SimpleMaxFlow()
+        flow.add_arcs_with_capacity(np.concatenate(tails).astype(np.int64), np.concatenate(heads).astype(np.int64),
+                                    np.concatenate(capacities).astype(np.int64))
+        if flow.solve(source, sink) != flow.OPTIMAL:
+            return math.inf, np.full(n, -1, dtype=np.int8)  # no claim
+        on_source = np.zeros(2 * n + 2, dtype=bool)
+        on_source[np.asarray(flow.get_source_side_min_cut(), dtype=np.int64)] = True
+        labels = np.where(on_source[p] & ~on_source[q], 0, np.where(~on_source[p] & on_source[q], 1, -1))
+        return int(flow.optimal_flow()), labels.astype(np.int8)
