@@ -15,8 +15,9 @@ limit leaves each direction with the proven bound of the boxes it has tested.
 
 Before any model, both directions get the bounds that need none: the formulation's quick bound and,
 where it has a quadratic form (the sums of precisions), the roof dual at the difference reached,
-iterated while its cut's labels beat it (settled_by_relaxation).  A direction these bounds settle is
-not searched; otherwise they are its bound when its search stops (settle).
+iterated while its cut's labels beat it, then the exact search over it, then the parametric bound
+(relaxation.py, settled_by_relaxation).  A direction these bounds settle is not searched; otherwise
+they are its bound when its search stops (settle), or when its model would be too large.
 """
 
 from __future__ import annotations
@@ -24,25 +25,23 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from functools import partial
 from typing import Callable, Iterable
 
 from ..bounds import trivial_bound
-from ..errors import MedoptError
+from ..errors import MedoptError, TooLargeError
 from ..formulations import formulation_for
 from ..formulations.base import BoxSearch, CappedRatio, CaseModels, CompactModel, DinkelbachModels, DirectModel
 from ..instance import Instance
-from ..limits import OutOfTime, check_time, memory_ceiling, memory_crossed, until
+from ..limits import OutOfTime, memory_ceiling, memory_crossed, until
 from ..reductions import reduce as reduce_instance
-from ..result import TOLERANCE, End, MedResult, RangeResult, certify, certify_range
-from ..solvers import CUTOFF_SLACK, SOLVERS
-from ..solvers.roof_dual import roof_dual_bound
-from ..solvers.roof_search import MAX_NODES, maximise
+from ..result import End, MedResult, RangeResult, certify, certify_range
+from ..solvers import SOLVERS
 from .boxes import BoxRun, solve_boxes
 from .cases import solve_cases
 from .common import Clock, DirectionResult, check_memory, denominator_counts, vanishing_points, vanishing_points_exhaustive
 from .dinkelbach import solve_capped, solve_dinkelbach
 from .direct import solve_compact, solve_direct
+from .relaxation import known_bound, relaxed_below, settled_by_relaxation
 
 
 def rank_rule_guess(instance: Instance, direction: str) -> tuple[float, dict]:
@@ -246,7 +245,13 @@ def solve_directions(instance: Instance, *, solver: str | None, time_limit: floa
             try:
                 if clock.expired() or reduced is None:
                     raise OutOfTime
-                check_memory(reduced, formulation, chosen, solver, memory_limit)
+                try:
+                    check_memory(reduced, formulation, chosen, solver, memory_limit)
+                except TooLargeError:
+                    if not relaxed_below(formulation, quick, instance, direction, ceiling):
+                        raise
+                    details["stopped"] = "model too large"  # the relaxation's bound is the direction's
+                    raise OutOfTime from None
                 if chosen == "boxes":
                     joint[direction] = (reduced, start)
                     continue
@@ -264,61 +269,6 @@ def solve_directions(instance: Instance, *, solver: str | None, time_limit: floa
         if memory_crossed():
             details["stopped"] = "memory limit"
     return Solved(directions, solver, details)
-
-
-def known_bound(quick: dict, formulation, instance: Instance, direction: str) -> float:
-    """The direction's bound without a model (quick_bound), computed once."""
-    if direction not in quick:
-        quick[direction] = formulation.quick_bound(instance, direction)
-    return quick[direction]
-
-
-MAX_RELAXATION_STEPS = 20  # Dinkelbach steps over the roof dual before the models take over
-# A direction the exact search (solvers.roof_search) bounds within this of the difference reached is
-# settled, with that bound: the search's bound carries the rounding of each maximum flow whose labels
-# it fixed (4.5e-10 to 5.6e-10 on DL-HARD topics at depth 1000), more than the solvers' cutoff slack; the
-# certificate's tolerance (result.TOLERANCE, SPEC 5) still holds for the bound reported.
-SEARCH_SLACK = 0.9 * TOLERANCE
-
-
-def settled_by_relaxation(formulation, instance: Instance, reduced: Instance, direction: str, start: float,
-                          quick: dict, guesses: dict, details: dict) -> bool:
-    """Whether the formulation's bound from the roof dual of its quadratic form (relaxation_bound, on
-    the reduced instance: the reductions keep the direction's maximum) proves the direction cannot
-    beat ``start``, a difference reached, by more than the solvers' cutoff slack.  Each bound's
-    candidate (the cut's labels) is re-scored on the instance; one that beats ``start`` becomes the
-    direction's guess and the next start (Dinkelbach: lam rises to each new ratio), so where the LP
-    is tight the search ends at the maximum.  Where it is not (the labels stop improving), the steps
-    go on with the exact branch and bound over the roof dual (solvers.roof_search: persistency fixes
-    the variables the cut labels, and it branches on the rest), all within one node budget, and
-    without relevance limits only (the search maximises the form alone, whose maximiser may break
-    them); details["searched"] counts these directions.  The lowest bound is kept in ``quick``
-    either way, for a search that stops."""
-    relaxation = getattr(formulation, "relaxation_bound", None)
-    if relaxation is None or not math.isfinite(start):
-        return False
-    memo: dict = {}
-    roof = roof_dual_bound
-    for _ in range(MAX_RELAXATION_STEPS):
-        check_time()  # each step is a maximum flow (0.1-0.3 s at depth 1000) and a re-scoring
-        bound, labels = relaxation(reduced, direction, start, roof, memo)
-        quick[direction] = min(known_bound(quick, formulation, reduced, direction), bound)
-        if bound <= start + (CUTOFF_SLACK if roof is roof_dual_bound else SEARCH_SLACK):
-            return True
-        if labels is None:
-            return False
-        candidate = {**reduced.fixed, **labels}
-        value = instance.differences(candidate)[direction] if instance.satisfies_limits(candidate) else -math.inf
-        if value > guesses[direction][0]:
-            guesses[direction] = (value, candidate)
-        if value <= start + CUTOFF_SLACK:
-            if roof is not roof_dual_bound or instance.limits:
-                return False
-            roof = partial(maximise, check=check_time, budget=[MAX_NODES])  # the labels stopped improving
-            details["searched"] = details.get("searched", 0) + 1
-            continue
-        start = value
-    return False
 
 
 def settle(outcome: DirectionResult, instance: Instance, direction: str, reduced, guesses: dict, formulation,

@@ -25,38 +25,19 @@ R = 0 means no relevant document: both scores and the difference are 0.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from math import comb
 
-import numpy as np
 import pyomo.environ as pyo
 
+from ..instance import judged_count
+from ..limits import Ticker
 from ..metrics import parse_metric
-from . import q_quick
+from ..modeling import (LinearModel, binaries, binary_and, count_at_least, equal, expression, new_model, relevant_at,
+                        row, rows, total)
 from .base import (CappedRatio, Case, CaseModels, DinkelbachMatrix, DinkelbachModels, DirectMatrix, DirectModel,
                    Formulation, ModelSize, grade_variables, register)
-from ..instance import judged_count
-from ..limits import Ticker, check_time
-from ..modeling import (LinearModel, binaries, binary_and, count_at_least, direction_sign, equal, expression,
-                        new_model, relevant_at, row, rows, total)
-
-
-def pair_weights(instance, direction, scales=(1.0, 1.0)) -> dict:
-    """Net coefficient of b_d b_e in N = sign * (SP(A) - SP(B)), per unordered pair of unjudged documents;
-    with ``scales`` (s_A, s_B), in sign * (s_A SP(A) - s_B SP(B)) (self_normalised.py: each list over its
-    own denominator)."""
-    sign = direction_sign(direction)
-    weights = {}
-    for ranking, side in ((instance.a, sign * scales[0]), (instance.b, -sign * scales[1])):
-        for i, later in enumerate(ranking, start=1):
-            check_time()  # O(k^2) in all: the deadline is checked rank by rank (limits.py)
-            for earlier in ranking[: i - 1]:
-                if earlier in instance.judgments or later in instance.judgments:
-                    continue
-                key = tuple(sorted((earlier, later)))
-                weights[key] = weights.get(key, 0.0) + side / i
-    return weights
+from .precision_bounds import PrecisionBounds, pair_weights, relevance_linear
 
 
 def relevance_products(m, instance, direction, scales=(1.0, 1.0)):
@@ -86,36 +67,6 @@ def relevance_products(m, instance, direction, scales=(1.0, 1.0)):
         binary_and(m, "both_relevant", pairs, doc="y[d,e] = b_d * b_e", signs=signs)
 
 
-def relevance_linear(instance, direction, scales=(1.0, 1.0)) -> tuple[float, list]:
-    """N = sign * (SP(A) - SP(B)) less its products of two unjudged relevances: (the constant, the
-    terms (d, c): c b_d, list A's in rank order, then B's).  A list's document at rank i adds weight
-    w_i = +-s / i times its relevance and the relevant ones above it; for an unjudged d that is
-    w_i (1 + the judged relevant documents above), and each judged relevant document below d at rank
-    j adds w_j once more (b_d counts in its precision).  ``scales`` (s_A, s_B): sign * (s_A SP(A) -
-    s_B SP(B))."""
-    sign, judgments, relevant = direction_sign(direction), instance.judgments, instance.metric.is_relevant
-    constant, terms = 0.0, []
-    for ranking, side in ((instance.a, sign * scales[0]), (instance.b, -sign * scales[1])):
-        judged_above, own = 0, []  # (unjudged document, its own term) or (None, a judged relevant one's weight)
-        for i, doc in enumerate(ranking, start=1):
-            check_time()
-            weight = side / i
-            if doc not in judgments:
-                own.append((doc, weight * (1 + judged_above)))
-            elif relevant(judgments[doc]):
-                constant += weight * (1 + judged_above)
-                own.append((None, weight))
-                judged_above += 1
-        below, listed = 0.0, []  # the weights of the judged relevant documents ranked below
-        for doc, value in reversed(own):
-            if doc is None:
-                below += value
-            else:
-                listed.append((doc, value + below))
-        terms += reversed(listed)
-    return constant, terms
-
-
 def numerator_expression(m, instance, direction, scales=(1.0, 1.0)):
     """N = sign * (SP(A) - SP(B)): the constant and linear terms of relevance_linear (the terms b_d / i
     and the products with a judged document), and every pair of unjudged documents once with its net
@@ -134,21 +85,6 @@ def numerator_expression(m, instance, direction, scales=(1.0, 1.0)):
     return numerator + total(products())  # one sum node (modeling.total), not a chain of them
 
 
-def relevance_quadratic(instance, direction):
-    """N = sign (SP(A) - SP(B)) as a quadratic function of the relevances b_d of the unjudged documents
-    (instance.unjudged order): (constant, linear, first, second, weights), the pairs as index arrays;
-    the terms of relevance_linear and pair_weights, as in numerator_expression."""
-    constant, terms = relevance_linear(instance, direction)
-    index = {d: i for i, d in enumerate(instance.unjudged)}
-    linear = np.zeros(len(index))
-    for d, w in terms:
-        linear[index[d]] += w
-    weights = pair_weights(instance, direction)
-    first = np.fromiter((index[d] for d, _ in weights), np.int64, len(weights))
-    second = np.fromiter((index[e] for _, e in weights), np.int64, len(weights))
-    return constant, linear, first, second, np.fromiter(weights.values(), float, len(weights))
-
-
 @dataclass(frozen=True)
 class RelevantCount(Case):
     """R fixed: R = r, or R >= r (norm=min with r >= k, where min(k, R) = k)."""
@@ -158,7 +94,7 @@ class RelevantCount(Case):
 
 
 @register
-class PrecisionSums(Formulation, DirectModel, CaseModels, DinkelbachModels, CappedRatio):
+class PrecisionSums(PrecisionBounds, Formulation, DirectModel, CaseModels, DinkelbachModels, CappedRatio):
     families = ("SSP", "SP", "AP")
     examples = ("AP@10", "AP(norm=min)@10", "SSP@10", "SP@10")
     title = "sum of precisions (SSP, SP, AP, AP(norm=min))"
@@ -262,75 +198,6 @@ class PrecisionSums(Formulation, DirectModel, CaseModels, DinkelbachModels, Capp
         m = LinearModel(instance)
         numerator, denominator = self.dinkelbach_rows(m, instance, direction)
         return DinkelbachMatrix(m.matrix(), *m.vector(numerator), *m.vector(denominator), m.assignment)
-
-    def quick_bound(self, instance, direction) -> float:
-        """A proven bound on the direction's difference, without a model: q_quick's bound per R with
-        beta = 0 (each term a precision, so R times it bounds SP(X) - SP(Y) for every assignment with R
-        relevant documents), over the metric's normaliser: R (AP), min(k, R) (AP(norm=min)), k (SSP),
-        1 (SP); the largest over R, and 0 when R = 0 is possible (no relevant document: both score 0)."""
-        metric = instance.metric
-        rel = metric.p("rel") if "rel" in metric.PARAMS else 1
-        per_r = q_quick.bounds_by_r(instance, direction, beta=0.0, rel=rel)
-        if metric.family == "AP":
-            cap = self.min_cutoff(instance)
-            values = [bound * r / min(cap, r) if cap else bound for r, bound in per_r.items()]
-        else:
-            values = [bound * r * self.scale(instance) for r, bound in per_r.items()]
-        if not values or judged_count(instance, rel) == 0:
-            values.append(0.0)
-        return max(values)
-
-    def quadratic_form(self, instance, direction, lam: float | None = None, memo: dict | None = None):
-        """N - lam D (lam None: N alone), D = R, as a quadratic function of the relevances b_d of the
-        unjudged documents, for a bound by the roof dual (exact/driver.settled_by_relaxation):
-        (constant, linear, first, second, weights, implications), the dominance pairs as implications
-        b_e <= b_d; the relevance limits are not in it (a relaxation of the feasible set).  ``memo`` (a
-        dict the caller keeps for the instance) holds what does not depend on lam between calls."""
-        memo = {} if memo is None else memo
-        if ("N", direction) not in memo:
-            constant, linear, first, second, weights = relevance_quadratic(instance, direction)
-            if instance.metric.p("rel") > instance.max_grade:  # no unjudged document can be relevant: b = 0
-                linear, first, second, weights = np.zeros_like(linear), first[:0], second[:0], weights[:0]
-            index = {d: i for i, d in enumerate(instance.unjudged)}
-            implies = (np.fromiter((index[e] for _, e in instance.dominance), np.int64, len(instance.dominance)),
-                       np.fromiter((index[d] for d, _ in instance.dominance), np.int64, len(instance.dominance)))
-            memo["N", direction] = constant, linear, first, second, weights, implies
-        constant, linear, first, second, weights, implies = memo["N", direction]
-        if lam is not None:  # D = R = the judged relevant documents + sum_d b_d
-            linear = linear - lam
-            constant -= lam * judged_count(instance, instance.metric.p("rel"))
-        return constant, linear, first, second, weights, implies
-
-    def relaxation_bound(self, instance, direction, start: float, roof, memo: dict | None = None):
-        """(A proven bound on the direction's difference from the roof dual, a candidate assignment of
-        the unjudged documents or None), at lam = ``start`` (``roof``: a quadratic form -> (a bound on
-        its maximum, labels), exact/driver.py passes solvers.roof_dual_bound).  SSP, SP: scale x the
-        bound on max N.  AP: F = the bound on max N - lam R gives N / R <= lam + max(F, 0) / D_min for
-        R >= 1 (Dinkelbach's step, exact/dinkelbach.py); AP(norm=min), lam >= 0: N - lam min(k, R) =
-        max(N - lam k, N - lam R), so also lam + max(F_k, 0) / k with F_k the bound on max N - lam k.
-        R = 0 (possible only with no judged relevant document) gives 0.  The candidate: the cut's
-        labels, relevant at grade rel, undetermined ones not relevant.  ``memo``: quadratic_form's.
-        ``roof`` is told the value its form must beat to matter (``floor``: 0 for N - lam R, which
-        the assignment of ratio lam reaches), so that an exact search (solvers.roof_search) may stop
-        proving below it."""
-        n, rel = len(instance.unjudged), instance.metric.p("rel")
-        if instance.metric.family in ("SSP", "SP"):
-            scale = self.scale(instance)
-            bound, labels = roof(n, *self.quadratic_form(instance, direction, memo=memo), floor=start / scale)
-            bound *= scale
-        else:
-            cap = self.min_cutoff(instance)
-            if not math.isfinite(start) or (cap is not None and start < 0):
-                return math.inf, None
-            excess, labels = roof(n, *self.quadratic_form(instance, direction, start, memo), floor=0.0)
-            bound = start + max(excess, 0.0) / self.min_denominator(instance)
-            if cap is not None:
-                capped = roof(n, *self.quadratic_form(instance, direction, memo=memo), floor=start * cap)[0]
-                bound = max(bound, start + max(capped - start * cap, 0.0) / cap)
-            if judged_count(instance, rel) == 0:
-                bound = max(bound, 0.0)
-        relevant = rel if rel <= instance.max_grade else 0
-        return bound, {d: relevant if label == 1 else 0 for d, label in zip(instance.unjudged, labels.tolist())}
 
     def min_cutoff(self, instance):
         """k when the normaliser is min(k, R), else None."""

@@ -1,0 +1,85 @@
+"""The bounds of a direction before any model (exact/driver.py): the sums of precisions' roof dual,
+iterated as Dinkelbach steps and then as the exact search over it, and their parametric bound; a
+direction they settle is not searched, and a direction whose model would be too large ends at them."""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+
+from ..instance import Instance
+from ..limits import check_time
+from ..result import TOLERANCE
+from ..solvers import CUTOFF_SLACK
+from ..solvers.roof_dual import roof_dual_bound
+from ..solvers.roof_search import MAX_NODES, maximise
+
+
+def relaxed_below(formulation, quick: dict, instance: Instance, direction: str, ceiling: float) -> bool:
+    """Whether the direction has a bound from the formulation's relaxation below the trivial one: a
+    direction whose model would be too large then ends at that bound, uncertified, instead of
+    refusing the instance (TooLargeError)."""
+    return getattr(formulation, "relaxation_bound", None) is not None and \
+        known_bound(quick, formulation, instance, direction) < ceiling
+
+
+def known_bound(quick: dict, formulation, instance: Instance, direction: str) -> float:
+    """The direction's bound without a model (quick_bound), computed once."""
+    if direction not in quick:
+        quick[direction] = formulation.quick_bound(instance, direction)
+    return quick[direction]
+
+
+MAX_RELAXATION_STEPS = 20  # Dinkelbach steps over the roof dual before the models take over
+# A direction the exact search (solvers.roof_search) bounds within this of the difference reached is
+# settled, with that bound: the search's bound carries the rounding of each maximum flow whose labels
+# it fixed (4.5e-10 to 5.6e-10 on DL-HARD topics at depth 1000), more than the solvers' cutoff slack; the
+# certificate's tolerance (result.TOLERANCE, SPEC 5) still holds for the bound reported.
+SEARCH_SLACK = 0.9 * TOLERANCE
+
+
+def settled_by_relaxation(formulation, instance: Instance, reduced: Instance, direction: str, start: float,
+                          quick: dict, guesses: dict, details: dict) -> bool:
+    """Whether the formulation's bound from the roof dual of its quadratic form (relaxation_bound, on
+    the reduced instance: the reductions keep the direction's maximum) proves the direction cannot
+    beat ``start``, a difference reached, by more than the solvers' cutoff slack.  Each bound's
+    candidate (the cut's labels) is re-scored on the instance; one that beats ``start`` becomes the
+    direction's guess and the next start (Dinkelbach: lam rises to each new ratio), so where the LP
+    is tight the search ends at the maximum.  Where it is not (the labels stop improving), the steps
+    go on with the exact branch and bound over the roof dual (solvers.roof_search: persistency fixes
+    the variables the cut labels, and it branches on the rest), all within one node budget, and
+    without relevance limits only (the search maximises the form alone, whose maximiser may break
+    them); details["searched"] counts these directions.  A ratio still unsettled gets the
+    formulation's parametric bound (PrecisionSums.parametric_bound: the roof duals at several
+    multipliers of the relevant count).  The lowest bound is kept in ``quick`` either way, for a
+    search that stops."""
+    relaxation = getattr(formulation, "relaxation_bound", None)
+    if relaxation is None or not math.isfinite(start):
+        return False
+    memo: dict = {}
+    roof = roof_dual_bound
+    for _ in range(MAX_RELAXATION_STEPS):
+        check_time()  # each step is a maximum flow (0.1-0.3 s at depth 1000) and a re-scoring
+        bound, labels = relaxation(reduced, direction, start, roof, memo)
+        quick[direction] = min(known_bound(quick, formulation, reduced, direction), bound)
+        if bound <= start + (CUTOFF_SLACK if roof is roof_dual_bound else SEARCH_SLACK):
+            return True
+        if labels is None:
+            break
+        candidate = {**reduced.fixed, **labels}
+        value = instance.differences(candidate)[direction] if instance.satisfies_limits(candidate) else -math.inf
+        if value > guesses[direction][0]:
+            guesses[direction] = (value, candidate)
+        if value <= start + CUTOFF_SLACK:
+            if roof is not roof_dual_bound or instance.limits:
+                break
+            roof = partial(maximise, check=check_time, budget=[MAX_NODES])  # the labels stopped improving
+            details["searched"] = details.get("searched", 0) + 1
+            continue
+        start = value
+    parametric = getattr(formulation, "parametric_bound", None)
+    if parametric is None or reduced.metric.family != "AP":
+        return False
+    bound = parametric(reduced, direction, start, roof_dual_bound, memo)
+    quick[direction] = min(quick[direction], bound)
+    return bound <= start + CUTOFF_SLACK

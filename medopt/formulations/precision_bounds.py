@@ -1,0 +1,207 @@
+"""The sums of precisions (precision_sums.py) without a model: N = sign (SP(A) - SP(B)) as arrays (its
+pair weights, its linear terms, its quadratic form in the relevances of the unjudged documents),
+and the bounds on a direction's difference that need no model: the closed form (``quick_bound``),
+the roof dual at a difference reached (``relaxation_bound``, one step of Dinkelbach over it), and
+the parametric bound over several multipliers of the relevant count (``parametric_bound``).  The
+roof dual itself is solvers/roof_dual.py; the exact driver passes it in (formulations and solvers
+are siblings)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..instance import judged_count
+from ..limits import check_time
+from ..modeling import direction_sign
+from . import q_quick
+
+
+def pair_weights(instance, direction, scales=(1.0, 1.0)) -> dict:
+    """Net coefficient of b_d b_e in N = sign * (SP(A) - SP(B)), per unordered pair of unjudged documents;
+    with ``scales`` (s_A, s_B), in sign * (s_A SP(A) - s_B SP(B)) (self_normalised.py: each list over its
+    own denominator)."""
+    sign = direction_sign(direction)
+    weights = {}
+    for ranking, side in ((instance.a, sign * scales[0]), (instance.b, -sign * scales[1])):
+        for i, later in enumerate(ranking, start=1):
+            check_time()  # O(k^2) in all: the deadline is checked rank by rank (limits.py)
+            for earlier in ranking[: i - 1]:
+                if earlier in instance.judgments or later in instance.judgments:
+                    continue
+                key = tuple(sorted((earlier, later)))
+                weights[key] = weights.get(key, 0.0) + side / i
+    return weights
+
+
+def relevance_linear(instance, direction, scales=(1.0, 1.0)) -> tuple[float, list]:
+    """N = sign * (SP(A) - SP(B)) less its products of two unjudged relevances: (the constant, the
+    terms (d, c): c b_d, list A's in rank order, then B's).  A list's document at rank i adds weight
+    w_i = +-s / i times its relevance and the relevant ones above it; for an unjudged d that is
+    w_i (1 + the judged relevant documents above), and each judged relevant document below d at rank
+    j adds w_j once more (b_d counts in its precision).  ``scales`` (s_A, s_B): sign * (s_A SP(A) -
+    s_B SP(B))."""
+    sign, judgments, relevant = direction_sign(direction), instance.judgments, instance.metric.is_relevant
+    constant, terms = 0.0, []
+    for ranking, side in ((instance.a, sign * scales[0]), (instance.b, -sign * scales[1])):
+        judged_above, own = 0, []  # (unjudged document, its own term) or (None, a judged relevant one's weight)
+        for i, doc in enumerate(ranking, start=1):
+            check_time()
+            weight = side / i
+            if doc not in judgments:
+                own.append((doc, weight * (1 + judged_above)))
+            elif relevant(judgments[doc]):
+                constant += weight * (1 + judged_above)
+                own.append((None, weight))
+                judged_above += 1
+        below, listed = 0.0, []  # the weights of the judged relevant documents ranked below
+        for doc, value in reversed(own):
+            if doc is None:
+                below += value
+            else:
+                listed.append((doc, value + below))
+        terms += reversed(listed)
+    return constant, terms
+
+
+def relevance_quadratic(instance, direction):
+    """N = sign (SP(A) - SP(B)) as a quadratic function of the relevances b_d of the unjudged documents
+    (instance.unjudged order): (constant, linear, first, second, weights), the pairs as index arrays;
+    the terms of relevance_linear and pair_weights, as in numerator_expression."""
+    constant, terms = relevance_linear(instance, direction)
+    index = {d: i for i, d in enumerate(instance.unjudged)}
+    linear = np.zeros(len(index))
+    for d, w in terms:
+        linear[index[d]] += w
+    weights = pair_weights(instance, direction)
+    first = np.fromiter((index[d] for d, _ in weights), np.int64, len(weights))
+    second = np.fromiter((index[e] for _, e in weights), np.int64, len(weights))
+    return constant, linear, first, second, np.fromiter(weights.values(), float, len(weights))
+
+
+
+class PrecisionBounds:
+    """The bounds without a model of PrecisionSums (its ``scale`` and ``min_cutoff`` come from it)."""
+
+    def quick_bound(self, instance, direction) -> float:
+        """A proven bound on the direction's difference, without a model: q_quick's bound per R with
+        beta = 0 (each term a precision, so R times it bounds SP(X) - SP(Y) for every assignment with R
+        relevant documents), over the metric's normaliser: R (AP), min(k, R) (AP(norm=min)), k (SSP),
+        1 (SP); the largest over R, and 0 when R = 0 is possible (no relevant document: both score 0)."""
+        metric = instance.metric
+        rel = metric.p("rel") if "rel" in metric.PARAMS else 1
+        per_r = q_quick.bounds_by_r(instance, direction, beta=0.0, rel=rel)
+        if metric.family == "AP":
+            cap = self.min_cutoff(instance)
+            values = [bound * r / min(cap, r) if cap else bound for r, bound in per_r.items()]
+        else:
+            values = [bound * r * self.scale(instance) for r, bound in per_r.items()]
+        if not values or judged_count(instance, rel) == 0:
+            values.append(0.0)
+        return max(values)
+
+    def quadratic_form(self, instance, direction, lam: float | None = None, memo: dict | None = None):
+        """N - lam D (lam None: N alone), D = R, as a quadratic function of the relevances b_d of the
+        unjudged documents, for a bound by the roof dual (exact/relaxation.settled_by_relaxation):
+        (constant, linear, first, second, weights, implications), the dominance pairs as implications
+        b_e <= b_d; the relevance limits are not in it (a relaxation of the feasible set).  ``memo`` (a
+        dict the caller keeps for the instance) holds what does not depend on lam between calls."""
+        memo = {} if memo is None else memo
+        if ("N", direction) not in memo:
+            constant, linear, first, second, weights = relevance_quadratic(instance, direction)
+            if instance.metric.p("rel") > instance.max_grade:  # no unjudged document can be relevant: b = 0
+                linear, first, second, weights = np.zeros_like(linear), first[:0], second[:0], weights[:0]
+            index = {d: i for i, d in enumerate(instance.unjudged)}
+            implies = (np.fromiter((index[e] for _, e in instance.dominance), np.int64, len(instance.dominance)),
+                       np.fromiter((index[d] for d, _ in instance.dominance), np.int64, len(instance.dominance)))
+            memo["N", direction] = constant, linear, first, second, weights, implies
+        constant, linear, first, second, weights, implies = memo["N", direction]
+        if lam is not None:  # D = R = the judged relevant documents + sum_d b_d
+            linear = linear - lam
+            constant -= lam * judged_count(instance, instance.metric.p("rel"))
+        return constant, linear, first, second, weights, implies
+
+    def relaxation_bound(self, instance, direction, start: float, roof, memo: dict | None = None):
+        """(A proven bound on the direction's difference from the roof dual, a candidate assignment of
+        the unjudged documents or None), at lam = ``start`` (``roof``: a quadratic form -> (a bound on
+        its maximum, labels), exact/relaxation.py passes solvers.roof_dual_bound).  SSP, SP: scale x the
+        bound on max N.  AP: F = the bound on max N - lam R gives N / R <= lam + max(F, 0) / D_min for
+        R >= 1 (Dinkelbach's step, exact/dinkelbach.py); AP(norm=min), lam >= 0: N - lam min(k, R) =
+        max(N - lam k, N - lam R), so also lam + max(F_k, 0) / k with F_k the bound on max N - lam k.
+        R = 0 (possible only with no judged relevant document) gives 0.  The candidate: the cut's
+        labels, relevant at grade rel, undetermined ones not relevant.  ``memo``: quadratic_form's.
+        ``roof`` is told the value its form must beat to matter (``floor``: 0 for N - lam R, which
+        the assignment of ratio lam reaches), so that an exact search (solvers.roof_search) may stop
+        proving below it."""
+        n, rel = len(instance.unjudged), instance.metric.p("rel")
+        if instance.metric.family in ("SSP", "SP"):
+            scale = self.scale(instance)
+            bound, labels = roof(n, *self.quadratic_form(instance, direction, memo=memo), floor=start / scale)
+            bound *= scale
+        else:
+            cap = self.min_cutoff(instance)
+            if not math.isfinite(start) or (cap is not None and start < 0):
+                return math.inf, None
+            excess, labels = roof(n, *self.quadratic_form(instance, direction, start, memo), floor=0.0)
+            bound = start + max(excess, 0.0) / self.min_denominator(instance)
+            if cap is not None:
+                capped = roof(n, *self.quadratic_form(instance, direction, memo=memo), floor=start * cap)[0]
+                bound = max(bound, start + max(capped - start * cap, 0.0) / cap)
+            if judged_count(instance, rel) == 0:
+                bound = max(bound, 0.0)
+        relevant = rel if rel <= instance.max_grade else 0
+        return bound, {d: relevant if label == 1 else 0 for d, label in zip(instance.unjudged, labels.tolist())}
+
+    def min_denominator(self, instance) -> float:
+        """The smallest D > 0 of any assignment: R >= the judged relevant count J, so D = R >= max(1, J)
+        and D = min(k, R) >= max(1, min(k, J)) (D = 0 only when J = 0 and nothing is relevant)."""
+        judged = judged_count(instance, instance.metric.p("rel"))
+        cap = self.min_cutoff(instance)
+        return float(max(1, judged if cap is None else min(judged, cap)))
+
+    def parametric_bound(self, instance, direction, lam: float, roof, memo: dict | None = None) -> float:
+        """A bound on the direction's AP (or AP(norm=min)) difference from the roof duals of N - mu S,
+        S = sum_d b_d the unjudged relevant count, at several mu (``roof``: solvers.roof_dual_bound).
+        Proof: for every assignment with S = m, N - mu m <= RD(mu) for each mu, so its difference
+        N / D(m) <= h(m) / D(m) with h(m) = min_mu (RD(mu) + mu m) and D(m) = J + m (min(k, J + m)
+        for norm=min); the bound is the largest over m = 0..n (D(m) = 0: every score 0, difference 0).
+        At mu = lam alone this is Dinkelbach's step (relaxation_bound) at its worst m; the other mu
+        bound the small and the large m better.  The mu: lam times 1/8..16 (16 values, geometric), then
+        twice a golden-section search over mu for the m that gives the bound (docs/speed.md#ap-at-
+        depth-the-parametric-bound).  inf when lam <= 0 (a range's negative end: not needed there)."""
+        if not lam > 0 or not math.isfinite(lam):
+            return math.inf
+        n, rel = len(instance.unjudged), instance.metric.p("rel")
+        constant, linear, first, second, weights, implies = self.quadratic_form(instance, direction, memo=memo)
+        judged, cap = judged_count(instance, rel), self.min_cutoff(instance)
+        counts = np.arange(n + 1 if rel <= instance.max_grade else 1, dtype=float)
+        denominators = judged + counts if cap is None else np.minimum(float(cap), judged + counts)
+        values = {}
+
+        def at(mu):  # RD(mu): a bound on max N - mu S
+            if mu not in values:
+                check_time()
+                values[mu] = roof(n, constant, linear - mu, first, second, weights, implies)[0]
+            return values[mu]
+
+        def envelope():
+            mus = np.array(sorted(values))
+            h = np.min(np.array([values[mu] for mu in mus])[:, None] + mus[:, None] * counts[None, :], axis=0)
+            ratios = np.divide(h, denominators, out=np.zeros_like(h), where=denominators > 0)
+            worst = int(np.argmax(ratios))
+            return float(ratios[worst]), worst, mus
+
+        for factor in np.geomspace(1 / 8, 16, 16):
+            at(float(lam * factor))
+        for _ in range(2):
+            _, m, mus = envelope()
+            best = int(np.argmin([values[mu] + mu * counts[m] for mu in mus]))
+            low, high = mus[max(best - 1, 0)], mus[min(best + 1, len(mus) - 1)]
+            for _ in range(8):  # the minimum over mu of the convex RD(mu) + mu m lies in [low, high]
+                one, two = low + 0.382 * (high - low), low + 0.618 * (high - low)
+                if at(float(one)) + one * counts[m] < at(float(two)) + two * counts[m]:
+                    high = two
+                else:
+                    low = one
+        return envelope()[0]

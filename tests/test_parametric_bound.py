@@ -1,0 +1,89 @@
+"""The bounds of an AP direction the driver keeps when nothing settles it: the smallest denominator
+(R >= the judged relevant count), the parametric bound over several multipliers of the relevant
+count (PrecisionSums.parametric_bound), and a direction whose model would be too large ending at
+that bound, uncertified, instead of refusing the instance."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import medopt
+from medopt.formulations import formulation_for
+from medopt.instance import build_instance, judged_count
+from medopt.metrics import parse_metric
+from medopt.solvers.roof_dual import roof_dual_bound
+
+from exact_cases import oracle_cases
+from test_roof_search import interleaved
+
+
+def assignments(instance):
+    for grades in itertools.product(range(instance.max_grade + 1), repeat=len(instance.unjudged)):
+        yield dict(zip(instance.unjudged, grades))
+
+
+@pytest.mark.parametrize("example", ["AP", "AP@6", "AP(norm=min)@4", "AP(rel=2)@5"])
+def test_parametric_bound_and_smallest_denominator_hold_against_enumeration(example):
+    """Random graded, partially judged instances (the relevance limits left out: a relaxation): the
+    parametric bound at several lam is at least each direction's largest difference, and the
+    smallest denominator is at most every positive R (min(k, R)) of an assignment; the bound is
+    below Dinkelbach's step at lam on some instances, so the test can tell them apart."""
+    metric = parse_metric(example)
+    formulation = formulation_for(metric)
+    checked = below = 0
+    for case, _ in oracle_cases(seed=31 + len(example), count=40, k=metric.cutoff or 6, max_unjudged=6):
+        instance = build_instance(metric, case.a, case.b, case.judgments, max_grade=case.max_grade)
+        rel = metric.p("rel")
+        judged = judged_count(instance, rel)
+        best = {"a": -np.inf, "b": -np.inf}
+        smallest = np.inf
+        for assignment in assignments(instance):
+            for direction, value in instance.differences(assignment).items():
+                best[direction] = max(best[direction], value)
+            relevant = judged + sum(g >= rel for g in assignment.values())
+            denominator = relevant if metric.cutoff is None or metric.p("norm") != "min" else min(metric.cutoff, relevant)
+            if denominator > 0:
+                smallest = min(smallest, denominator)
+        assert formulation.min_denominator(instance) <= smallest
+        for direction in ("a", "b"):
+            for lam in (0.05, 0.3, max(best[direction], 0.01)):
+                bound = formulation.parametric_bound(instance, direction, lam, roof_dual_bound)
+                assert bound >= best[direction] - 1e-9, (example, case, direction, lam)
+                step, _ = formulation.relaxation_bound(instance, direction, lam, roof_dual_bound)
+                below += bound < step - 1e-6
+                checked += 1
+    assert checked >= 200 and below >= 10
+
+
+def test_a_model_too_large_ends_at_the_relaxations_bound(monkeypatch):
+    """Interleaved rankings (no search nodes, a memory limit of 1 kB): where the roof dual does not
+    settle a direction, the answer is the best difference found with the relaxation's bound,
+    uncertified, details["stopped"] = "model too large", and the bound holds against enumeration;
+    with the relaxation off the instance is refused (TooLargeError) as before."""
+    import medopt.exact.relaxation as relaxation
+    from medopt.errors import TooLargeError
+    from medopt.formulations.precision_sums import PrecisionSums
+
+    monkeypatch.setattr(relaxation, "MAX_NODES", 0)
+    rng = np.random.default_rng(8)
+    stopped = 0
+    for trial in range(400):
+        a, b = interleaved(rng, 10, int(rng.integers(5, 9)))
+        judgments = {d: int(rng.integers(0, 2)) for d in a + b if rng.random() < 0.05}
+        result = medopt.med("AP", a, b, judgments, memory_limit=1000)
+        if result.certified:
+            continue
+        oracle = medopt.med("AP", a, b, judgments, method="enumerate")
+        assert result.details["stopped"] == "model too large"
+        assert result.value <= oracle.value + 1e-9 <= result.upper_bound + 2e-9
+        assert result.upper_bound < 1
+        stopped += 1
+        if stopped == 5:
+            break
+    assert stopped >= 3
+    monkeypatch.setattr(PrecisionSums, "relaxation_bound", None)
+    with pytest.raises(TooLargeError):
+        medopt.med("AP", a, b, judgments, memory_limit=1000)
