@@ -168,8 +168,8 @@ class PrecisionBounds:
         for norm=min); the bound is the largest over m = 0..n (D(m) = 0: every score 0, difference 0).
         At mu = lam alone this is Dinkelbach's step (relaxation_bound) at its worst m; the other mu
         bound the small and the large m better.  The mu: lam times 1/8..16 (16 values, geometric), then
-        twice a golden-section search over mu for the m that gives the bound (docs/speed.md#ap-at-
-        depth-the-parametric-bound).  inf when lam <= 0 (a range's negative end: not needed there)."""
+        twice a golden-section search over mu for the m that gives the bound
+        (docs/speed.md#ap-at-depth-the-parametric-bound).  inf when lam <= 0 (a range's negative end: not needed there)."""
         if not lam > 0 or not math.isfinite(lam):
             return math.inf
         n, rel = len(instance.unjudged), instance.metric.p("rel")
