@@ -16,9 +16,10 @@ from ..solvers.roof_search import MAX_NODES, maximise
 
 
 def relaxed_below(formulation, quick: dict, instance: Instance, direction: str, ceiling: float) -> bool:
-    """Whether the direction has a bound from the formulation's relaxation below the trivial one: a
-    direction whose model would be too large then ends at that bound, uncertified, instead of
-    refusing the instance (TooLargeError)."""
+    """Whether the direction of a formulation with a relaxation (the sums of precisions) has a bound
+    without a model below the trivial one (the roof dual's, the search's, the parametric bound, or
+    the quick bound): a direction whose model would be too large then ends at that bound,
+    uncertified, instead of refusing the instance (TooLargeError)."""
     return getattr(formulation, "relaxation_bound", None) is not None and \
         known_bound(quick, formulation, instance, direction) < ceiling
 
@@ -32,9 +33,9 @@ def known_bound(quick: dict, formulation, instance: Instance, direction: str) ->
 
 MAX_RELAXATION_STEPS = 20  # Dinkelbach steps over the roof dual before the models take over
 # A direction the exact search (solvers.roof_search) bounds within this of the difference reached is
-# settled, with that bound: the search's bound carries the rounding of each maximum flow whose labels
-# it fixed (4.5e-10 to 5.6e-10 on DL-HARD topics at depth 1000), more than the solvers' cutoff slack; the
-# certificate's tolerance (result.TOLERANCE, SPEC 5) still holds for the bound reported.
+# settled, with that bound: the search's bound carries its grid's distance from the true function
+# (about 1e-10 at depth 1000), more than the solvers' cutoff slack; the certificate's tolerance
+# (result.TOLERANCE, SPEC 5) still holds for the bound reported.
 SEARCH_SLACK = 0.9 * TOLERANCE
 
 

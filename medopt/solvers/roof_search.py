@@ -12,8 +12,9 @@ is b-weighted, b >= 0), so max f <= max g + delta.
 
 A node fixes some variables (the rest are free); its function is g with the fixed values put in,
 a quadratic function of the free variables with integer coefficients (``Form.restrict``).  Claim:
-the search returns (U, b*) with b* feasible, f(b*) the best value of f found, and max f <= U; when it
-ends within its node budget, U <= max(g(b*), floor) + delta.
+the search returns (U, b*) with b* feasible, g(b*) the best value of g found, and max f <= U; when it
+ends within its node budget, U <= max(g(b*), floor) + delta (so b* maximises g when that beats the
+floor, and f(b*) >= max f - 2 delta).
 
 Proof.  Every feasible b lies in the root.  A node's maximum of g is its children's, by the two steps
 below, so max g <= the largest bound of the nodes closed and of those still open when the budget
@@ -51,8 +52,8 @@ def maximise(n: int, constant: float, linear: np.ndarray, first: np.ndarray, sec
              weights: np.ndarray, implications: tuple[np.ndarray, np.ndarray] | None = None,
              floor: float = -math.inf, budget: list | None = None,
              check: Callable[[], None] | None = None) -> tuple[float, np.ndarray]:
-    """(U, labels): max f <= U, and ``labels`` (0/1, no -1) a feasible maximiser when the search ended
-    within its node budget, else the best point found (module docstring).  ``budget``: [the nodes
+    """(U, labels): max f <= U, and ``labels`` (0/1, no -1) the best feasible point of g found (module
+    docstring: a maximiser of g when the search ended within its node budget above the floor).  ``budget``: [the nodes
     left], shared by the calls given the same list and spent here (default: MAX_NODES for this
     call).  ``check`` is called before each node (limits.check_time: it may raise OutOfTime)."""
     budget = [MAX_NODES] if budget is None else budget
