@@ -161,33 +161,33 @@ class PrecisionBounds:
         return float(max(1, judged if cap is None else min(judged, cap)))
 
     def parametric_bound(self, instance, direction, lam: float, roof, memo: dict | None = None) -> float:
-        """A bound on the direction's AP (or AP(norm=min)) difference from the roof duals of N - mu S,
-        S = sum_d b_d the unjudged relevant count, at several mu (``roof``: solvers.roof_dual_bound).
-        Proof: for every assignment with S = m, N - mu m <= RD(mu) for each mu, so its difference
-        N / D(m) <= h(m) / D(m) with h(m) = min_mu (RD(mu) + mu m) and D(m) = J + m (min(k, J + m)
-        for norm=min); the bound is the largest over m = 0..n (D(m) = 0: every score 0, difference 0).
-        At mu = lam alone this is Dinkelbach's step (relaxation_bound) at its worst m; the other mu
-        bound the small and the large m better.  The mu: lam times 1/8..16 (16 values, geometric), then
-        twice a golden-section search over mu for the m that gives the bound
-        (docs/speed.md#ap-at-depth-the-parametric-bound).  inf when lam <= 0 (a range's negative end: not needed there)."""
+        """A bound on the direction's AP (or AP(norm=min)) difference from the roof duals of N - mu R
+        (quadratic_form) at several mu (``roof``: solvers.roof_dual_bound).  Proof: F(mu), the roof
+        dual, bounds N - mu R for every assignment, so one with R = J + m relevant documents (m of
+        them unjudged) has N <= h(m) = min_mu (F(mu) + mu (J + m)) and its difference N / D(m) <=
+        h(m) / D(m), D(m) = J + m (min(k, J + m) for norm=min); the bound is the largest over m = 0..n
+        (D(m) = 0: every score 0, difference 0).  At mu = lam alone this is Dinkelbach's step
+        (relaxation_bound) at its worst m; the other mu bound the small and the large m better.  The
+        mu: lam times 1/8..16 (16 values, geometric), then twice a golden-section search over mu for
+        the m that gives the bound (docs/speed.md#ap-at-depth-the-parametric-bound).  inf when lam <= 0
+        (a range's negative end: not needed there)."""
         if not lam > 0 or not math.isfinite(lam):
             return math.inf
         n, rel = len(instance.unjudged), instance.metric.p("rel")
-        constant, linear, first, second, weights, implies = self.quadratic_form(instance, direction, memo=memo)
         judged, cap = judged_count(instance, rel), self.min_cutoff(instance)
-        counts = np.arange(n + 1 if rel <= instance.max_grade else 1, dtype=float)
-        denominators = judged + counts if cap is None else np.minimum(float(cap), judged + counts)
+        totals = judged + np.arange(n + 1 if rel <= instance.max_grade else 1, dtype=float)  # R = J + m
+        denominators = totals if cap is None else np.minimum(float(cap), totals)
         values = {}
 
-        def at(mu):  # RD(mu): a bound on max N - mu S
+        def at(mu):  # F(mu): a bound on max N - mu R
             if mu not in values:
                 check_time()
-                values[mu] = roof(n, constant, linear - mu, first, second, weights, implies)[0]
+                values[mu] = roof(n, *self.quadratic_form(instance, direction, mu, memo))[0]
             return values[mu]
 
         def envelope():
             mus = np.array(sorted(values))
-            h = np.min(np.array([values[mu] for mu in mus])[:, None] + mus[:, None] * counts[None, :], axis=0)
+            h = np.min(np.array([values[mu] for mu in mus])[:, None] + mus[:, None] * totals[None, :], axis=0)
             ratios = np.divide(h, denominators, out=np.zeros_like(h), where=denominators > 0)
             worst = int(np.argmax(ratios))
             return float(ratios[worst]), worst, mus
@@ -196,11 +196,11 @@ class PrecisionBounds:
             at(float(lam * factor))
         for _ in range(2):
             _, m, mus = envelope()
-            best = int(np.argmin([values[mu] + mu * counts[m] for mu in mus]))
+            best = int(np.argmin([values[mu] + mu * totals[m] for mu in mus]))
             low, high = mus[max(best - 1, 0)], mus[min(best + 1, len(mus) - 1)]
-            for _ in range(8):  # the minimum over mu of the convex RD(mu) + mu m lies in [low, high]
+            for _ in range(8):  # the minimum over mu of the convex F(mu) + mu R lies in [low, high]
                 one, two = low + 0.382 * (high - low), low + 0.618 * (high - low)
-                if at(float(one)) + one * counts[m] < at(float(two)) + two * counts[m]:
+                if at(float(one)) + one * totals[m] < at(float(two)) + two * totals[m]:
                     high = two
                 else:
                     low = one
