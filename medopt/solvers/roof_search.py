@@ -53,9 +53,10 @@ def maximise(n: int, constant: float, linear: np.ndarray, first: np.ndarray, sec
              floor: float = -math.inf, budget: list | None = None,
              check: Callable[[], None] | None = None) -> tuple[float, np.ndarray]:
     """(U, labels): max f <= U, and ``labels`` (0/1, no -1) the best feasible point of g found (module
-    docstring: a maximiser of g when the search ended within its node budget above the floor).  ``budget``: [the nodes
-    left], shared by the calls given the same list and spent here (default: MAX_NODES for this
-    call).  ``check`` is called before each node (limits.check_time: it may raise OutOfTime)."""
+    docstring: a maximiser of g when the search ended within its node budget above the floor).
+    ``budget``: [the nodes left], shared by the calls given the same list and spent here (default:
+    MAX_NODES for this call).  ``check`` is called before each node (limits.check_time: it may raise
+    OutOfTime)."""
     budget = [MAX_NODES] if budget is None else budget
     form = Form(n, linear, first, second, weights, implications)
     # g's values are integers (on the grid, without c0); the floor on that scale, rounded down
@@ -78,7 +79,8 @@ def maximise(n: int, constant: float, linear: np.ndarray, first: np.ndarray, sec
         free = np.flatnonzero(fixed < 0)
         if not len(free):
             value = form.value(fixed)
-            best_value, best = max((best_value, best), (value, fixed), key=lambda pair: pair[0])
+            if value > best_value:
+                best_value, best = value, fixed
             closed = max(closed, value)
             continue
         shift, *restricted = form.restrict(fixed, free)
@@ -94,8 +96,9 @@ def maximise(n: int, constant: float, linear: np.ndarray, first: np.ndarray, sec
             persisted = fixed
         for fill in (0, 1):
             candidate = form.propagate(np.where(persisted < 0, fill, persisted).astype(np.int8))
-            if candidate is not None and form.value(candidate) > best_value:
-                best_value, best = form.value(candidate), candidate
+            value = form.value(candidate) if candidate is not None else -math.inf
+            if value > best_value:
+                best_value, best = value, candidate
         left = np.flatnonzero(persisted < 0)
         if not len(left):
             closed = max(closed, form.value(persisted))
