@@ -8,10 +8,11 @@ import math
 from dataclasses import replace
 
 from ..bounds import trivial_bound
-from ..limits import OutOfTime
+from ..limits import OutOfTime, check_time
 from ..modeling import assignment_from
 from ..solvers import CUTOFF_SLACK, SOLVERS, HighsSession, solve
 from .common import DirectionResult, cutoff_for, offer_rescored, proven_bound, settle_without_relevance
+from .lagrangian import lagrangian_bound
 
 
 # HiGHS dual pricing for box LPs of at most this many rows: devex (no steepest-edge weights to set up
@@ -69,6 +70,7 @@ class BoxRun:
         self.start, self.floor = start, floor or (lambda: -math.inf)
         self.result = DirectionResult()
         self.feasible_boxes, self.order, self.templates, self.case_templates = 0, 0, False, False
+        self.quadratic = False  # the formulation's box_quadratic, once a box needs it
         self.box_budget = BOX_TIME_LIMIT
         self.rescored = {}  # solver points already re-scored (offer_rescored)
         self.lp_solver = SOLVERS[solver].lp_relaxation  # box LPs: their relaxation, in one session per template
@@ -139,6 +141,38 @@ class BoxRun:
             settle_without_relevance(result, self.instance)
         return result
 
+    def roof_test(self, case, inherited, cutoff):
+        """A box tested by the roof dual of its F(lam) at lam = the cutoff, its intervals moved into the
+        objective with multipliers (exact/lagrangian.py; the box in that form: ``box_quadratic``): every
+        difference in the box is <= lam + max(F_ub, 0) / R_lo as for its LP (solve_boxes).  A box that
+        bound closes is closed; a box of several profiles it does not close is split at once under it
+        (its LP costs 100-300 times the roof dual's few maximum flows and bounded only a little lower:
+        docs/speed.md#q-measure-roof-dual-box-tests); a box of one profile goes on to its LP and case
+        under the lower bound.  The cut's labels are re-scored as a candidate.  None when closed or
+        split, else the box's bound (``inherited`` when there is no test)."""
+        if not math.isfinite(cutoff):
+            return inherited
+        if self.quadratic is False:
+            self.quadratic = self.formulation.box_quadratic(self.instance, self.direction)
+        if self.quadratic is None:
+            return inherited
+        result = self.result
+        excess, labels = lagrangian_bound(self.quadratic.form(case.box, cutoff), self.quadratic.counts(case.box),
+                                          check=check_time, floor=0.0)
+        result.solves += 1
+        offer_rescored(result, self.instance, self.direction, self.quadratic.assignment(labels), self.rescored)
+        bound = min(inherited, cutoff + max(excess, 0.0) / case.denominator)
+        result.log.append((f"{case.label} (roof dual)", excess, bound))
+        if bound <= self.cutoff() + CUTOFF_SLACK:
+            result.bound = max(result.bound, bound)
+            self.feasible_boxes += 1  # not known infeasible
+            return None
+        if any(lo != hi for _, lo, hi in case.box):
+            for child in self.formulation.split(self.instance, case):
+                self.push(bound, child, None)
+            return None
+        return bound
+
     def test(self, case, inherited, start_basis) -> None:
         """Settle, close or split one box (or solve one case): solve_boxes's docstring."""
         formulation, instance, direction, result, clock = \
@@ -159,6 +193,10 @@ class BoxRun:
                 result.bound = max(result.bound, bound, value)
             return
         single = not formulation.is_box(case)
+        if not single:
+            inherited = self.roof_test(case, inherited, cutoff)
+            if inherited is None:  # closed, or split, by its roof dual
+                return
         if not single and formulation.too_wide(instance, case):
             for child in formulation.split(instance, case):  # its relaxation would not bound it: split at once
                 self.push(inherited, child, start_basis)

@@ -224,6 +224,11 @@ class BoxSearch(ABC):
         """Optional: a proven bound on every difference of the box found without a model (inf: none)."""
         return math.inf
 
+    def box_quadratic(self, instance, direction: str):
+        """Optional: the boxes' objectives as quadratic functions of binary variables (``form(box, lam)``,
+        ``counts(box)``, ``assignment(labels)``: q_roof.BoxForm), tested by the roof dual before any model."""
+        return None
+
     def box_models(self, instance, direction: str, cases: bool = False):
         """Optional: a compiled template whose ``patched(case, lam)`` is a box's or case's matrix."""
         return None

@@ -31,6 +31,7 @@ from . import q_quick
 from .base import BoxSearch
 from .q_profiles import (QBox, box_case, depth, profile_grades, reachable, shared_ranks, tighten,
                          unjudged_intervals, zero_case)
+from .q_roof import BoxForm
 from .q_template import BoxModels
 from .q_terms import CaseTerms
 
@@ -178,6 +179,16 @@ class ProfileBoxes(BoxSearch):
                 break
             best = r
         return best
+
+    def box_quadratic(self, instance, direction):
+        """The direction's BoxForm (q_roof.py: a box's F(lam) in the variables z[d,g] = [grade(d) >= g]),
+        built once per instance and direction; None when there is nothing to decide."""
+        if not instance.unjudged or instance.metric.p("rel") > instance.max_grade:
+            return None
+        shared = self._shared(instance)
+        if ("quadratic", direction) not in shared:
+            shared["quadratic", direction] = BoxForm(instance, direction)
+        return shared["quadratic", direction]
 
     def box_models(self, instance, direction, cases: bool = False):
         """The direction's compiled template, patched per box or profile (``BoxModels.patched``);

@@ -1,0 +1,76 @@
+"""A bound on the maximum of a quadratic function of binary variables under interval constraints on
+sums of them, by Lagrangian relaxation over the roof dual (solvers/roof_dual.py); exact/boxes.py tests
+Q-measure boxes with it (formulations/q_roof.py writes a box in that form).
+
+Problem.  max f(z) over z in {0,1}^n with the implications of f and, for each constraint p,
+lo_p <= sum_{i in I_p} z_i <= hi_p (hi_p may be absent).
+
+Claim.  For any multipliers nu, with
+    f_nu(z) = f(z) + sum_p nu_p sum_{i in I_p} z_i - sum_p (nu_p lo_p if nu_p > 0 else nu_p hi_p)
+(nu_p < 0 only where hi_p exists), f_nu(z) >= f(z) at every z meeting the constraints: each added
+term is nu_p (sum - lo_p) >= 0 or |nu_p| (hi_p - sum) >= 0.  So the roof dual of f_nu, an upper bound
+on max f_nu over all z with the implications, bounds the constrained maximum of f.  Every nu tried
+gives such a bound and the smallest is returned.
+
+The multipliers: from 0, a descent step on each constraint the current labels break (their sum,
+undetermined labels counted as 1/2, below lo_p: nu_p rises; above hi_p: it falls), the step growing
+by 1.5 after a success and halving after a failure, at most ``MAX_STEPS`` roof duals; ``nu`` and the
+step size need no proof (any nu gives a valid bound), only the number of maximum flows matters.
+The labels of the best bound's cut are returned as a candidate (re-scored by the caller)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..solvers.roof_dual import roof_dual_bound
+
+# roof duals (maximum flows) per bound at most (measured: docs/speed.md#q-measure-roof-dual-box-tests)
+MAX_STEPS = 30
+
+
+def lagrangian_bound(form: tuple, constraints: list, check=None, floor: float = -math.inf) -> tuple[float, np.ndarray]:
+    """(an upper bound on the constrained maximum of ``form`` = (n, constant, linear, first, second,
+    weights, implications), the best bound's labels): module docstring.  ``constraints``: (indices,
+    lo, hi or None) per constraint.  The search stops once a bound is at most ``floor`` (a value the
+    caller needs no better than).  ``check`` is called before each roof dual (limits.check_time)."""
+    n, constant, linear, first, second, weights, implications = form
+    tried: dict = {}
+
+    def bound_at(nu):
+        key = tuple(nu.tolist())
+        if key not in tried:
+            if check is not None:
+                check()
+            shifted, shift = np.array(linear, dtype=float), float(constant)
+            for value, (indices, lo, hi) in zip(nu, constraints):
+                if value:
+                    shifted[indices] += value
+                    shift -= value * (lo if value > 0 else hi)
+            bound, labels = roof_dual_bound(n, shift, shifted, first, second, weights, implications)
+            sums = [float(np.where(labels[indices] < 0, 0.5, labels[indices]).sum()) for indices, *_ in constraints]
+            tried[key] = (bound, labels, sums)
+        return tried[key]
+
+    nu = np.zeros(len(constraints))
+    step = float(np.abs(linear).max(initial=0.0)) or 1.0
+    best = bound_at(nu)
+    while len(tried) < MAX_STEPS and best[0] > floor:
+        _, _, sums = bound_at(nu)
+        direction = np.array([1.0 if total < lo else (-1.0 if hi is not None and total > hi else 0.0)
+                              for total, (_, lo, hi) in zip(sums, constraints)])
+        if not direction.any():
+            break
+        while len(tried) < MAX_STEPS and step > 1e-12:
+            candidate = nu + step * direction
+            candidate = np.array([value if value >= 0 or hi is not None else 0.0
+                                  for value, (_, _, hi) in zip(candidate, constraints)])
+            outcome = bound_at(candidate)
+            if outcome[0] < best[0]:
+                nu, best, step = candidate, outcome, step * 1.5
+                break
+            step /= 2
+        else:
+            break
+    return best[0], best[1]
