@@ -71,6 +71,7 @@ class BoxRun:
         self.result = DirectionResult()
         self.feasible_boxes, self.order, self.templates, self.case_templates = 0, 0, False, False
         self.quadratic = False  # the formulation's box_quadratic, once a box needs it
+        self.multipliers = {}  # box label -> its parent's Lagrangian multipliers (roof_test)
         self.box_budget = BOX_TIME_LIMIT
         self.rescored = {}  # solver points already re-scored (offer_rescored)
         self.lp_solver = SOLVERS[solver].lp_relaxation  # box LPs: their relaxation, in one session per template
@@ -148,7 +149,7 @@ class BoxRun:
         bound closes is closed; a box of several profiles it does not close is split at once under it
         (its LP costs 100-300 times the roof dual's few maximum flows and bounded only a little lower:
         docs/speed.md#q-measure-roof-dual-box-tests); a box of one profile goes on to its LP and case
-        under the lower bound.  The cut's labels are re-scored as a candidate.  None when closed or
+        under the lower bound.  The cut's labels are re-scored as candidates (undetermined ones read as 0, then as 1).  None when closed or
         split, else the box's bound (``inherited`` when there is no test)."""
         if not math.isfinite(cutoff):
             return inherited
@@ -157,10 +158,13 @@ class BoxRun:
         if self.quadratic is None:
             return inherited
         result = self.result
-        excess, labels = lagrangian_bound(self.quadratic.form(case.box, cutoff), self.quadratic.counts(case.box),
-                                          check=check_time, floor=0.0)
+        excess, labels, multipliers = lagrangian_bound(
+            self.quadratic.form(case.box, cutoff), self.quadratic.counts(case.box), check=check_time, floor=0.0,
+            start=self.multipliers.pop(case.label, None))
         result.solves += 1
-        offer_rescored(result, self.instance, self.direction, self.quadratic.assignment(labels), self.rescored)
+        for undetermined in (0, 1):  # the cut's labels, the undetermined ones (the LP's halves) read both ways
+            offer_rescored(result, self.instance, self.direction, self.quadratic.assignment(labels, undetermined),
+                           self.rescored)
         bound = min(inherited, cutoff + max(excess, 0.0) / case.denominator)
         result.log.append((f"{case.label} (roof dual)", excess, bound))
         if bound <= self.cutoff() + CUTOFF_SLACK:
@@ -169,6 +173,7 @@ class BoxRun:
             return None
         if any(lo != hi for _, lo, hi in case.box):
             for child in self.formulation.split(self.instance, case):
+                self.multipliers[child.label] = multipliers  # the children start where the parent ended
                 self.push(bound, child, None)
             return None
         return bound

@@ -30,9 +30,11 @@ from ..solvers.roof_dual import roof_dual_bound
 MAX_STEPS = 30
 
 
-def lagrangian_bound(form: tuple, constraints: list, check=None, floor: float = -math.inf) -> tuple[float, np.ndarray]:
+def lagrangian_bound(form: tuple, constraints: list, check=None, floor: float = -math.inf,
+                     start: np.ndarray | None = None) -> tuple[float, np.ndarray, np.ndarray]:
     """(an upper bound on the constrained maximum of ``form`` = (n, constant, linear, first, second,
-    weights, implications), the best bound's labels): module docstring.  ``constraints``: (indices,
+    weights, implications), the best bound's labels, its multipliers): module docstring; the search
+    starts from the multipliers ``start`` (a parent box's, say) when given.  ``constraints``: (indices,
     lo, hi or None) per constraint.  The search stops once a bound is at most ``floor`` (a value the
     caller needs no better than).  ``check`` is called before each roof dual (limits.check_time)."""
     n, constant, linear, first, second, weights, implications = form
@@ -53,7 +55,8 @@ def lagrangian_bound(form: tuple, constraints: list, check=None, floor: float = 
             tried[key] = (bound, labels, sums)
         return tried[key]
 
-    nu = np.zeros(len(constraints))
+    nu = np.zeros(len(constraints)) if start is None else np.array(
+        [value if value >= 0 or hi is not None else 0.0 for value, (_, _, hi) in zip(start, constraints)])
     step = float(np.abs(linear).max(initial=0.0)) or 1.0
     best = bound_at(nu)
     while len(tried) < MAX_STEPS and best[0] > floor:
@@ -73,4 +76,4 @@ def lagrangian_bound(form: tuple, constraints: list, check=None, floor: float = 
             step /= 2
         else:
             break
-    return best[0], best[1]
+    return best[0], best[1], nu

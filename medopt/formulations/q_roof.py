@@ -119,9 +119,11 @@ class BoxForm:
             rows.append((per_doc + g - 1, lo - judged, hi - judged if g == self.rel or hi < cap else None))
         return rows
 
-    def assignment(self, labels: np.ndarray) -> dict:
-        """The grades of a labelling of z (undetermined labels read as 0): the largest g with z[d,g] = 1."""
-        z = (np.asarray(labels).reshape(len(self.unjudged), self.grades) == 1)
+    def assignment(self, labels: np.ndarray, undetermined: int = 0) -> dict:
+        """The grades of a labelling of z (undetermined labels, -1, read as ``undetermined``): the largest g
+        with z[d,g] = 1."""
+        labels = np.asarray(labels)
+        z = np.where(labels < 0, undetermined, labels).reshape(len(self.unjudged), self.grades) == 1
         grades = np.where(z.any(axis=1), self.grades - np.argmax(z[:, ::-1], axis=1), 0)
         return dict(zip(self.unjudged, grades.tolist()))
 
