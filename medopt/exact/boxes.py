@@ -29,8 +29,9 @@ BOX_TIME_LIMIT = 0.25
 def solve_boxes(formulation, instance, direction, solver, clock, start: float = -math.inf) -> DirectionResult:
     """Exact branch and bound over boxes of cases (``formulation.root_boxes`` / ``split``, the Q-measure).
 
-    A case (one profile) is solved with its exact model and the cutoff max(start, best difference
-    found), as solve_cases does.  A box of cases is tested at lam = that cutoff: its model's optimum
+    A box is first tested by the roof dual of its objective (``BoxRun.roof_test``, when the
+    formulation writes its boxes as quadratic functions: ``box_quadratic``).  A case (one profile) is
+    solved with its exact model and the cutoff max(start, best difference found), as solve_cases does.  A box of cases is tested at lam = that cutoff: its model's optimum
     F(lam) is >= R(x) (difference(x) - lam) for every assignment x of the box (R(x) >= R_lo >= 1), so
     every difference in the box is <= lam + max(F_ub, 0) / R_lo for any proven upper bound F_ub of F
     (HiGHS: the LP relaxation's optimum, solved to the end since a child's LP is as large as its
@@ -149,8 +150,9 @@ class BoxRun:
         bound closes is closed; a box of several profiles it does not close is split at once under it
         (its LP costs 100-300 times the roof dual's few maximum flows and bounded only a little lower:
         docs/speed.md#q-measure-roof-dual-box-tests); a box of one profile goes on to its LP and case
-        under the lower bound.  The cut's labels are re-scored as candidates (undetermined ones read as 0, then as 1).  None when closed or
-        split, else the box's bound (``inherited`` when there is no test)."""
+        under the lower bound.  The cut's labels are re-scored as candidates (undetermined ones read as
+        0, then as 1).  None when closed or split, else the box's bound (``inherited`` when there is no
+        test)."""
         if not math.isfinite(cutoff):
             return inherited
         if self.quadratic is False:
