@@ -124,3 +124,33 @@ def test_med_with_roof_tests_is_enumeration():
         boxes.BoxRun.roof_test = original
     assert checked >= 25
     assert sum(seen) >= 20, "the roof dual closed or split too few boxes to be tested"
+
+
+def test_improve_locally_ends_at_a_one_move_optimum():
+    """improve_locally: the difference it returns is the evaluator's for the assignment it offers, never
+    below the start's, and no single document's other grade beats it (limits kept)."""
+    from medopt.exact.common import DirectionResult, improve_locally
+
+    rng = np.random.default_rng(306)
+    checked = raised = 0
+    for instance in graded_instances(seed=307, count=30):
+        if not instance.unjudged:
+            continue
+        for direction in ("a", "b"):
+            start = {d: int(rng.integers(0, instance.max_grade + 1)) for d in instance.unjudged}
+            result = DirectionResult()
+            value = improve_locally(result, instance, direction, start)
+            if not instance.satisfies_limits(start):
+                assert value == -np.inf and result.assignment is None
+                continue
+            assert value >= instance.differences(start)[direction] - 1e-12
+            assert result.value == value == instance.differences(result.assignment)[direction]
+            assert instance.satisfies_limits(result.assignment)
+            for d in instance.unjudged:
+                for g in range(instance.max_grade + 1):
+                    moved = {**result.assignment, d: g}
+                    if instance.satisfies_limits(moved):
+                        assert instance.differences(moved)[direction] <= value + 1e-12
+            raised += value > instance.differences(start)[direction] + 1e-12
+            checked += 1
+    assert checked >= 40 and raised >= 10

@@ -11,7 +11,8 @@ from ..bounds import trivial_bound
 from ..limits import OutOfTime, check_time
 from ..modeling import assignment_from
 from ..solvers import CUTOFF_SLACK, SOLVERS, HighsSession, solve
-from .common import DirectionResult, cutoff_for, offer_rescored, proven_bound, settle_without_relevance
+from .common import (DirectionResult, cutoff_for, improve_locally, offer_rescored, proven_bound,
+                     settle_without_relevance)
 from .lagrangian import lagrangian_bound
 
 
@@ -151,7 +152,7 @@ class BoxRun:
         (its LP costs 100-300 times the roof dual's few maximum flows and bounded only a little lower:
         docs/speed.md#q-measure-roof-dual-box-tests); a box of one profile goes on to its LP and case
         under the lower bound.  The cut's labels are re-scored as candidates (undetermined ones read as
-        0, then as 1).  None when closed or split, else the box's bound (``inherited`` when there is no
+        0, then as 1), and one that beats the best difference is improved by one-document moves.  None when closed or split, else the box's bound (``inherited`` when there is no
         test)."""
         if not math.isfinite(cutoff):
             return inherited
@@ -164,9 +165,12 @@ class BoxRun:
             self.quadratic.form(case.box, cutoff), self.quadratic.counts(case.box), check=check_time, floor=0.0,
             start=self.multipliers.pop(case.label, None))
         result.solves += 1
+        before = result.value
         for undetermined in (0, 1):  # the cut's labels, the undetermined ones (the LP's halves) read both ways
             offer_rescored(result, self.instance, self.direction, self.quadratic.assignment(labels, undetermined),
                            self.rescored)
+        if result.value > before:  # a new best difference: one-document moves from it
+            improve_locally(result, self.instance, self.direction, result.assignment)
         bound = min(inherited, cutoff + max(excess, 0.0) / case.denominator)
         result.log.append((f"{case.label} (roof dual)", excess, bound))
         if bound <= self.cutoff() + CUTOFF_SLACK:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from ..bounds import trivial_bound
 from ..errors import MedoptError, TooLargeError
 from ..instance import Instance
-from ..limits import MEMORY_LIMIT_VARIABLE, deadline_after, memory_crossed, memory_limit as default_memory_limit
+from ..limits import MEMORY_LIMIT_VARIABLE, check_time, deadline_after, memory_crossed, memory_limit as default_memory_limit
 
 
 @dataclass
@@ -115,6 +115,36 @@ def offer_rescored(result: DirectionResult, instance: Instance, direction: str, 
         if math.isfinite(memo[key]):
             result.offer(memo[key], assignment)
     return memo[key]
+
+
+def improve_locally(result: DirectionResult, instance: Instance, direction: str, assignment: dict) -> float:
+    """One-document moves from ``assignment`` (each unjudged document to each other grade, the first
+    move that raises the re-scored difference taken, until a whole pass raises nothing): a primal
+    heuristic, every point it offers re-scored by the evaluator and meeting the limits.  Its difference
+    at the end (check_time between passes: a pass is about n G evaluations, ~20 ms at k = 100)."""
+    current = dict(assignment)
+    value = instance.differences(current)[direction] if instance.satisfies_limits(current) else -math.inf
+    grades = range(instance.max_grade + 1)
+    improved = math.isfinite(value)
+    while improved:
+        check_time()
+        improved = False
+        for doc in instance.unjudged:
+            kept = current[doc]
+            for grade in grades:
+                if grade == kept:
+                    continue
+                current[doc] = grade
+                if instance.satisfies_limits(current):
+                    moved = instance.differences(current)[direction]
+                    if moved > value + 1e-12:
+                        value, kept, improved = moved, grade, True
+                        continue
+                current[doc] = kept
+            current[doc] = kept
+    if math.isfinite(value):
+        result.offer(value, dict(current))
+    return value
 
 
 # Peak memory of an exact solve, per entry (column or matrix nonzero) of formulations.base.ModelSize and
