@@ -148,10 +148,11 @@ class BoxRun:
         """A box tested by the roof dual of its F(lam) at lam = the cutoff, its intervals moved into the
         objective with multipliers (exact/lagrangian.py; the box in that form: ``box_quadratic``): every
         difference in the box is <= lam + max(F_ub, 0) / R_lo as for its LP (solve_boxes).  A box that
-        bound closes is closed; a box of several profiles it does not close is split at once under it
-        (its LP costs 100-300 times the roof dual's few maximum flows and bounded only a little lower:
-        docs/speed.md#q-measure-roof-dual-box-tests); a box of one profile goes on to its LP and case
-        under the lower bound.  The cut's labels are re-scored as candidates (undetermined ones read as
+        bound closes is closed.  A box of several profiles over several grades it does not close is
+        split at once under it (its LP costs 100-300 times the roof dual's few maximum flows and bounded
+        only a little lower); any other box (one profile, or an interval of R alone: one profile grade,
+        where the LP's prefix rows close boxes the roof dual does not) goes on to its LP under the
+        lower bound.  (Measured: docs/speed.md#q-measure-roof-dual-box-tests.)  The cut's labels are re-scored as candidates (undetermined ones read as
         0, then as 1), and one that beats the best difference is improved by one-document moves.  None when closed or split, else the box's bound (``inherited`` when there is no
         test)."""
         if not math.isfinite(cutoff):
@@ -177,7 +178,7 @@ class BoxRun:
             result.bound = max(result.bound, bound)
             self.feasible_boxes += 1  # not known infeasible
             return None
-        if any(lo != hi for _, lo, hi in case.box):
+        if len(case.box) > 1 and any(lo != hi for _, lo, hi in case.box):
             for child in self.formulation.split(self.instance, case):
                 self.multipliers[child.label] = multipliers  # the children start where the parent ended
                 self.push(bound, child, None)
