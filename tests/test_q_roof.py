@@ -154,3 +154,29 @@ def test_improve_locally_ends_at_a_one_move_optimum():
             raised += value > instance.differences(start)[direction] + 1e-12
             checked += 1
     assert checked >= 40 and raised >= 10
+
+
+def test_improve_locally_at_the_deadline_offers_its_best_point(monkeypatch):
+    """Stopped by the deadline in mid-pass, improve_locally offers the best point it reached (its value
+    the evaluator's) and lets OutOfTime through."""
+    import pytest
+
+    from medopt.exact import common
+    from medopt.limits import OutOfTime
+
+    instance = build_instance("Q(beta=1)@6", ["d1", "d2", "d3", "d4", "d5", "d6"], ["d6", "d5", "x", "d1", "d2", "y"],
+                              {"x": 2}, max_grade=2)
+    calls = []
+
+    def deadline():
+        calls.append(1)
+        if len(calls) > 4:
+            raise OutOfTime
+
+    monkeypatch.setattr(common, "check_time", deadline)
+    result = common.DirectionResult()
+    start = dict.fromkeys(instance.unjudged, 0)
+    with pytest.raises(OutOfTime):
+        common.improve_locally(result, instance, "a", start)
+    assert result.assignment is not None
+    assert result.value == instance.differences(result.assignment)["a"] > instance.differences(start)["a"]

@@ -121,29 +121,32 @@ def improve_locally(result: DirectionResult, instance: Instance, direction: str,
     """One-document moves from ``assignment`` (each unjudged document to each other grade, the first
     move that raises the re-scored difference taken, until a whole pass raises nothing): a primal
     heuristic, every point it offers re-scored by the evaluator and meeting the limits.  Its difference
-    at the end (check_time between passes: a pass is about n G evaluations, ~20 ms at k = 100)."""
+    at the end (a pass is about n G evaluations, ~20 ms at k = 100; check_time at each document: at
+    the deadline the best point so far is offered and OutOfTime goes on to the caller)."""
     current = dict(assignment)
     value = instance.differences(current)[direction] if instance.satisfies_limits(current) else -math.inf
     grades = range(instance.max_grade + 1)
     improved = math.isfinite(value)
-    while improved:
-        check_time()
-        improved = False
-        for doc in instance.unjudged:
-            kept = current[doc]
-            for grade in grades:
-                if grade == kept:
-                    continue
-                current[doc] = grade
-                if instance.satisfies_limits(current):
-                    moved = instance.differences(current)[direction]
-                    if moved > value + 1e-12:
-                        value, kept, improved = moved, grade, True
+    try:
+        while improved:
+            improved = False
+            for doc in instance.unjudged:
+                check_time()  # here ``current`` is the point of ``value``
+                kept = current[doc]
+                for grade in grades:
+                    if grade == kept:
                         continue
+                    current[doc] = grade
+                    if instance.satisfies_limits(current):
+                        moved = instance.differences(current)[direction]
+                        if moved > value + 1e-12:
+                            value, kept, improved = moved, grade, True
+                            continue
+                    current[doc] = kept
                 current[doc] = kept
-            current[doc] = kept
-    if math.isfinite(value):
-        result.offer(value, dict(current))
+    finally:
+        if math.isfinite(value):
+            result.offer(value, dict(current))
     return value
 
 
