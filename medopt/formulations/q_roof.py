@@ -31,6 +31,7 @@ import numpy as np
 from scipy import sparse
 
 from ..instance import judged_count
+from ..limits import check_time
 from .q_profiles import depth, shared_ranks
 
 
@@ -55,6 +56,7 @@ class BoxForm:
         for ranking in self.lists:
             judged_above, above = 0.0, []
             for i, d in enumerate(ranking, start=1):
+                check_time()  # O(k^2 G) entries in all: the deadline is checked rank by rank (limits.py)
                 if d in instance.judgments:
                     grade = instance.judgments[d]
                     relevant = metric.is_relevant(grade)
