@@ -152,9 +152,10 @@ class BoxRun:
         split at once under it (its LP costs 100-300 times the roof dual's few maximum flows and bounded
         only a little lower); any other box (one profile, or an interval of R alone: one profile grade,
         where the LP's prefix rows close boxes the roof dual does not) goes on to its LP under the
-        lower bound.  (Measured: docs/speed.md#q-measure-roof-dual-box-tests.)  The cut's labels are re-scored as candidates (undetermined ones read as
-        0, then as 1), and one that beats the best difference is improved by one-document moves.  None when closed or split, else the box's bound (``inherited`` when there is no
-        test)."""
+        lower bound (measured: docs/speed.md#q-measure-roof-dual-box-tests).  The cut's labels are
+        re-scored as candidates (undetermined ones read as 0, then as 1), and one that beats the best
+        difference is improved by one-document moves.  None when closed or split, else the box's bound
+        (``inherited`` when there is no test)."""
         if not math.isfinite(cutoff):
             return inherited
         if self.quadratic is False:
