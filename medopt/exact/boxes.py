@@ -149,8 +149,8 @@ class BoxRun:
         objective with multipliers (exact/lagrangian.py; the box in that form: ``box_quadratic``): every
         difference in the box is <= lam + max(F_ub, 0) / R_lo as for its LP (solve_boxes).  A box that
         bound closes is closed.  A box of several profiles over several grades it does not close is
-        split at once under it (its LP costs 100-300 times the roof dual's few maximum flows and bounded
-        only a little lower); any other box (one profile, or an interval of R alone: one profile grade,
+        split at once under it (its LP costs far more than the roof dual's few maximum flows and
+        bounded only a little lower); any other box (one profile, or an interval of R alone: one profile grade,
         where the LP's prefix rows close boxes the roof dual does not) goes on to its LP under the
         lower bound (measured: docs/speed.md#q-measure-roof-dual-box-tests).  The cut's labels are
         re-scored as candidates (undetermined ones read as 0, then as 1), and one that beats the best

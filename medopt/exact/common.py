@@ -121,8 +121,8 @@ def improve_locally(result: DirectionResult, instance: Instance, direction: str,
     """One-document moves from ``assignment`` (each unjudged document to each other grade, the first
     move that raises the re-scored difference taken, until a whole pass raises nothing): a primal
     heuristic, every point it offers re-scored by the evaluator and meeting the limits.  Its difference
-    at the end (a pass is about n G evaluations, ~20 ms at k = 100; check_time at each document: at
-    the deadline the best point so far is offered and OutOfTime goes on to the caller)."""
+    at the end (a pass is n G evaluations; check_time at each document: at the deadline the best
+    point so far is offered and OutOfTime goes on to the caller)."""
     current = dict(assignment)
     value = instance.differences(current)[direction] if instance.satisfies_limits(current) else -math.inf
     grades = range(instance.max_grade + 1)
