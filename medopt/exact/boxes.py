@@ -74,6 +74,7 @@ class BoxRun:
         self.feasible_boxes, self.order, self.templates, self.case_templates = 0, 0, False, False
         self.quadratic = False  # the formulation's box_quadratic, once a box needs it
         self.multipliers = {}  # box label -> its parent's Lagrangian multipliers (roof_test)
+        self.last_basis = None  # the final basis of the direction's last box LP
         self.box_budget = BOX_TIME_LIMIT
         self.rescored = {}  # solver points already re-scored (offer_rescored)
         self.lp_solver = SOLVERS[solver].lp_relaxation  # box LPs: their relaxation, in one session per template
@@ -154,8 +155,9 @@ class BoxRun:
         where the LP's prefix rows close boxes the roof dual does not) goes on to its LP under the
         lower bound (measured: docs/speed.md#q-measure-roof-dual-box-tests).  The cut's labels are
         re-scored as candidates (undetermined ones read as 0, then as 1), and one that beats the best
-        difference is improved by one-document moves.  None when closed or split, else the box's bound
-        (``inherited`` when there is no test)."""
+        difference is improved by one-document moves.  The halves of a box split here start their LPs,
+        if they need them, from the last box LP's final basis (no LP of their parent gave one).  None
+        when closed or split, else the box's bound (``inherited`` when there is no test)."""
         if not math.isfinite(cutoff):
             return inherited
         if self.quadratic is False:
@@ -182,7 +184,7 @@ class BoxRun:
         if len(case.box) > 1 and any(lo != hi for _, lo, hi in case.box):
             for child in self.formulation.split(self.instance, case):
                 self.multipliers[child.label] = multipliers  # the children start where the parent ended
-                self.push(bound, child, None)
+                self.push(bound, child, self.last_basis)  # no LP of their own parent: the last box LP's basis
             return None
         return bound
 
@@ -252,6 +254,7 @@ class BoxRun:
                     options["simplex_dual_edge_weight_strategy"] = 1  # devex
                 outcome = self.session(self.templates).solve(
                     replace(matrix, highs_options=options, basis=start_basis), clock.remaining())
+                self.last_basis = outcome.basis  # the start of boxes split by their roof dual (roof_test)
             else:
                 budget = clock.remaining()
                 budget = budget if budget is None else min(budget, self.box_budget)
