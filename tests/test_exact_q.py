@@ -200,6 +200,16 @@ def random_box(rng, instance, root):
     return tighten(instance, tuple(box))
 
 
+def roots_and_assignments(formulation, instance):
+    """(the root boxes of several profiles, the whole root box not cut at its small part of R; every
+    assignment of the unjudged documents, limits or not)."""
+    with small_boxes(0):
+        roots = [c for c in formulation.root_boxes(instance) if isinstance(c, QBox)]
+    docs = instance.unjudged
+    return roots, [dict(zip(docs, grades)) for grades in
+                   itertools.product(range(instance.max_grade + 1), repeat=len(docs))]
+
+
 def graded_instances(seed, count):
     """Graded instances (G = 2 or 3 with gain maps), partial judgments, some with relevance limits."""
     cases = itertools.chain(random_instances(seed=seed, count=count - count // 2, max_grade=2, max_unjudged=4),
@@ -272,13 +282,9 @@ def test_box_model_bounds_every_assignment_of_the_box(solver):
     checked = 0
     for instance in itertools.chain(graded_instances(seed=108, count=30), shared_rank_instances(seed=112, count=10)):
         formulation = formulation_for(instance.metric)
-        with small_boxes(0):  # the whole root box, not cut at its small part of R
-            roots = [c for c in formulation.root_boxes(instance) if isinstance(c, QBox)]
+        roots, assignments = roots_and_assignments(formulation, instance)
         if not roots:
             continue
-        docs = instance.unjudged
-        assignments = [dict(zip(docs, grades)) for grades in
-                       itertools.product(range(instance.max_grade + 1), repeat=len(docs))]
         assignments = [a for a in assignments if instance.satisfies_limits(a)]
         for _ in range(4):
             box = random_box(rng, instance, roots[0]) if checked % 4 else roots[0].box

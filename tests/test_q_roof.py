@@ -13,10 +13,9 @@ import medopt
 from medopt.errors import MedoptError
 from medopt.exact.lagrangian import lagrangian_bound
 from medopt.formulations import formulation_for
-from medopt.formulations.q_profiles import QBox, box_case
-from medopt.formulations.q_roof import BoxForm
 from medopt.instance import build_instance
-from test_exact_q import graded_instances, in_box, profile_of, random_box, shared_rank_instances, small_boxes
+from test_exact_q import (graded_instances, in_box, profile_of, random_box, roots_and_assignments,
+                          shared_rank_instances, small_boxes)
 
 
 def form_value(form, z):
@@ -42,13 +41,9 @@ def test_form_is_the_box_objective_and_the_lagrangian_bounds_it():
     for instance in instances():
         formulation = formulation_for(instance.metric)
         rel = instance.metric.p("rel")
-        with small_boxes(0):
-            roots = [c for c in formulation.root_boxes(instance) if isinstance(c, QBox)]
+        roots, everything = roots_and_assignments(formulation, instance)
         if not roots:
             continue
-        docs = instance.unjudged
-        everything = [dict(zip(docs, grades)) for grades in
-                      itertools.product(range(instance.max_grade + 1), repeat=len(docs))]
         for direction in ("a", "b"):
             quadratic = formulation.box_quadratic(instance, direction)
             if quadratic is None:  # nothing can be relevant: no box to test
