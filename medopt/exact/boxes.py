@@ -32,7 +32,8 @@ def solve_boxes(formulation, instance, direction, solver, clock, start: float = 
 
     A box is first tested by the roof dual of its objective (``BoxRun.roof_test``, when the
     formulation writes its boxes as quadratic functions: ``box_quadratic``).  A case (one profile) is
-    solved with its exact model and the cutoff max(start, best difference found), as solve_cases does.  A box of cases is tested at lam = that cutoff: its model's optimum
+    solved with its exact model and the cutoff max(start, best difference found), as solve_cases
+    does.  A box of cases is tested at lam = that cutoff: its model's optimum
     F(lam) is >= R(x) (difference(x) - lam) for every assignment x of the box (R(x) >= R_lo >= 1), so
     every difference in the box is <= lam + max(F_ub, 0) / R_lo for any proven upper bound F_ub of F
     (HiGHS: the LP relaxation's optimum, solved to the end since a child's LP is as large as its
@@ -151,9 +152,9 @@ class BoxRun:
         difference in the box is <= lam + max(F_ub, 0) / R_lo as for its LP (solve_boxes).  A box that
         bound closes is closed.  A box of several profiles over several grades it does not close is
         split at once under it (its LP costs far more than the roof dual's few maximum flows and
-        bounded only a little lower); any other box (one profile, or an interval of R alone: one profile grade,
-        where the LP's prefix rows close boxes the roof dual does not) goes on to its LP under the
-        lower bound (measured: docs/speed.md#q-measure-roof-dual-box-tests).  The cut's labels are
+        bounded only a little lower); any other box (one profile, or an interval of R alone: one
+        profile grade, where the LP's prefix rows close boxes the roof dual does not) goes on to its
+        LP under the lower bound (measured: docs/speed.md#q-measure-roof-dual-box-tests).  The cut's labels are
         re-scored as candidates (undetermined ones read as 0, then as 1), and one that beats the best
         difference is improved by one-document moves.  The halves of a box split here start their LPs,
         if they need them, from the last box LP's final basis (no LP of their parent gave one).  None

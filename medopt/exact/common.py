@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from ..bounds import trivial_bound
 from ..errors import MedoptError, TooLargeError
 from ..instance import Instance
-from ..limits import MEMORY_LIMIT_VARIABLE, check_time, deadline_after, memory_crossed, memory_limit as default_memory_limit
+from ..limits import (MEMORY_LIMIT_VARIABLE, check_time, deadline_after, memory_crossed,
+                      memory_limit as default_memory_limit)
 
 
 @dataclass

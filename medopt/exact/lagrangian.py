@@ -55,8 +55,10 @@ def lagrangian_bound(form: tuple, constraints: list, check=None, floor: float = 
             tried[key] = (bound, labels, sums)
         return tried[key]
 
-    nu = np.zeros(len(constraints)) if start is None else np.array(
-        [value if value >= 0 or hi is not None else 0.0 for value, (_, _, hi) in zip(start, constraints)])
+    def allowed(nu):  # nu_p < 0 only where hi_p exists
+        return np.array([value if value >= 0 or hi is not None else 0.0 for value, (_, _, hi) in zip(nu, constraints)])
+
+    nu = np.zeros(len(constraints)) if start is None else allowed(start)
     step = float(np.abs(linear).max(initial=0.0)) or 1.0
     best = bound_at(nu)
     while len(tried) < MAX_STEPS and best[0] > floor:
@@ -66,9 +68,7 @@ def lagrangian_bound(form: tuple, constraints: list, check=None, floor: float = 
         if not direction.any():
             break
         while len(tried) < MAX_STEPS and step > 1e-12:
-            candidate = nu + step * direction
-            candidate = np.array([value if value >= 0 or hi is not None else 0.0
-                                  for value, (_, _, hi) in zip(candidate, constraints)])
+            candidate = allowed(nu + step * direction)
             outcome = bound_at(candidate)
             if outcome[0] < best[0]:
                 nu, best, step = candidate, outcome, step * 1.5

@@ -29,7 +29,7 @@ from ..kernels import q_enumeration
 from ..modeling import count_at_least, new_model
 from . import q_quick
 from .base import BoxSearch
-from .q_profiles import (QBox, box_case, depth, profile_grades, reachable, shared_ranks, tighten,
+from .q_profiles import (QBox, box_case, depth, ideal_gains, profile_grades, reachable, shared_ranks, tighten,
                          unjudged_intervals, zero_case)
 from .q_roof import BoxForm
 from .q_template import BoxModels
@@ -98,7 +98,7 @@ class ProfileBoxes(BoxSearch):
         rel, beta, grading = instance.metric.p("rel"), instance.metric.p("beta"), instance.grading
         gain = {g: instance.metric.gain(g, grading) for g in range(0, instance.max_grade + 1)}
         low = {g: lo for g, lo, _ in box}
-        ideal = [sum((gain[g] - gain[g - 1]) * min(i, c) for g, c in low.items()) for i in range(1, depth(instance) + 1)]
+        ideal = ideal_gains(instance, gain, low)
 
         def weight(item):  # relative slack of the bound's factors 1/R and 1/D_i that this interval causes
             g, lo, hi = item

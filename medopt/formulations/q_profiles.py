@@ -48,6 +48,12 @@ def depth(instance) -> int:
     return max(len(instance.a), len(instance.b))
 
 
+def ideal_gains(instance, gain: dict, counts: dict) -> list[float]:
+    """cg*(1..L) at the counts min(C_g, L) given per profile grade (``gain``: grade -> u(g)):
+    cg*(i) = sum_g (u(g) - u(g-1)) min(i, C_g)."""
+    return [sum((gain[g] - gain[g - 1]) * min(i, c) for g, c in counts.items()) for i in range(1, depth(instance) + 1)]
+
+
 def reachable(instance, bounds: dict) -> bool:
     """Some n >= U_1 >= ... >= U_G >= 0 with lo_g <= U_g <= hi_g (bounds: g -> (lo, hi))."""
     grades = range(1, instance.max_grade + 1)

@@ -32,7 +32,7 @@ from scipy import sparse
 
 from ..instance import judged_count
 from ..limits import check_time
-from .q_profiles import depth, shared_ranks
+from .q_profiles import depth, ideal_gains, shared_ranks
 
 
 class BoxForm:
@@ -75,7 +75,6 @@ class BoxForm:
                                 pair_entries.append((row, column, delta[h]))
                     above.append(d)
                 column += 1
-        self.columns = column  # the ranks of the better list, then the other's
         self.first = np.fromiter((a for a, _ in pairs), np.int64, len(pairs))
         self.second = np.fromiter((b for _, b in pairs), np.int64, len(pairs))
         self.pair_matrix = _matrix(pair_entries, len(pairs), column)
@@ -92,16 +91,12 @@ class BoxForm:
     def var(self, d, g) -> int:
         return self.index[d] * self.grades + g - 1
 
-    def ideal(self, counts: dict) -> np.ndarray:
-        """cg*(1..L) at the counts min(C_g, L) given per profile grade."""
-        ranks = np.arange(1, depth(self.instance) + 1)
-        return sum((self.gain[g] - self.gain[g - 1]) * np.minimum(ranks, c) for g, c in counts.items()) + 0 * ranks
-
     def form(self, box, lam: float):
         """F(lam) of ``box`` ((g, lo, hi) per profile grade) as (n, constant, linear, first, second,
         weights, implications): module docstring; X's ranks divided by D_i at the box's smallest
         counts, Y's by D_i at its largest."""
-        low, high = self.ideal({g: lo for g, lo, _ in box}), self.ideal({g: hi for g, _, hi in box})
+        low, high = (np.array(ideal_gains(self.instance, self.gain, counts))
+                     for counts in ({g: lo for g, lo, _ in box}, {g: hi for g, _, hi in box}))
         better, other = (len(ranking) for ranking in self.lists)
         coefficients = np.concatenate([1.0 / (self.beta * low[:better] + np.arange(1, better + 1)),
                                        -1.0 / (self.beta * high[:other] + np.arange(1, other + 1))])

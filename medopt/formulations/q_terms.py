@@ -11,7 +11,7 @@ import pyomo.environ as pyo
 
 from ..instance import judged_count
 from ..modeling import Linear, LinearModel, binary_and
-from .q_profiles import depth
+from .q_profiles import ideal_gains
 
 
 class CaseTerms:
@@ -29,9 +29,8 @@ class CaseTerms:
         gain = {g: metric.gain(g, grading) for g in range(0, top + 1)}
         self.weight = {g: self.beta * gain[g] + (g >= self.rel) for g in range(1, top + 1)}  # w(g)
         self.low, self.high = dict(low), dict(high)  # min(C_g, L) at the box's smallest and largest counts
-        self.ideal_low, self.ideal_high = (
-            [sum((gain[g] - gain[g - 1]) * min(i, c) for g, c in size.items()) for i in range(1, depth(instance) + 1)]
-            for size in (self.low, self.high))  # cg*(i), smallest and largest over the box
+        # cg*(i), smallest and largest over the box
+        self.ideal_low, self.ideal_high = (ideal_gains(instance, gain, size) for size in (self.low, self.high))
         self.sum = Linear.total if isinstance(m, LinearModel) else sum  # one node per sum for a template
         self.relevance = {d: self.sum(m.x[d, g] for g in m.GRADES if g >= self.rel) for d in instance.unjudged}
         self.product_grades = [g for g in m.GRADES if self.weight[g] != 0]
