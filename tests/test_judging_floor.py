@@ -40,7 +40,7 @@ def make_instance(seed: int):
 def brute_force(metric, rankings, pairs, topics, qrels, start, table):
     """{k: the fewest judgments beyond start with which k pairs are decided}, checking on the way
     the per-topic inequality s * low_t <= P_t - max_{d unjudged} delta_t(d)."""
-    cache, levels = {}, [0]
+    cache, levels = {}, [0, 0]
 
     def cell(pair, t, judged):
         a, b = rankings[pair[0]][t], rankings[pair[1]][t]
@@ -68,6 +68,10 @@ def brute_force(metric, rankings, pairs, topics, qrels, start, table):
                         dev = table[pair, t][s]
                         unjudged = [dev.deltas.get(d, 0.0) for d in lists if d not in judged]
                         assert s * (low if s == 1 else high) <= dev.top - max(unjudged, default=0.0) + 1e-9
+                        if dev.linear:  # step 2b: every unjudged document at its worst grade
+                            assert s * (low if s == 1 else high) <= dev.linear.bound(
+                                [d for d in lists if d not in judged]) + 1e-9
+                            levels[1] += 1
                         if dev.outside and all(d in judged for d in dev.outside):  # step 1b
                             unjudged = [dev.deltas1.get(d, 0.0) for d in lists if d not in judged]
                             assert s * (low if s == 1 else high) <= dev.top1 - max(unjudged, default=0.0) + 1e-9
@@ -88,12 +92,12 @@ def brute_force(metric, rankings, pairs, topics, qrels, start, table):
         sides = [max(sum(option[2][i][j] for option in combo) for j in (0, 1)) for i in range(len(pairs))]
         for k in range(1, sum(value >= -1e-9 for value in sides) + 1):
             fewest["relaxed", k] = min(fewest.get(("relaxed", k), math.inf), size)
-    return fewest, levels[0]
+    return fewest, levels
 
 
 def relaxed_bound(dev, lists, judged):
-    """The per-topic bounds u of side +1 and -1 (step 2): the relaxation the MILP solves."""
-    values = []
+    """The per-topic bounds u of side +1 and -1 (steps 2 and 2b): the relaxation the MILP solves."""
+    values = [dev.linear.bound([d for d in lists if d not in judged])] if dev.linear else []
     for top, deltas in ((dev.top, dev.deltas), (dev.top1, dev.deltas1)):
         if deltas is not None and (deltas is dev.deltas or all(d in judged for d in dev.outside)):
             values.append(top - max([deltas.get(d, 0.0) for d in lists if d not in judged], default=0.0))
@@ -101,12 +105,12 @@ def relaxed_bound(dev, lists, judged):
 
 
 def test_floor_is_at_most_the_true_fewest_judgments():
-    nontrivial, compared, tight, second = 0, 0, 0, 0
+    nontrivial, compared, tight, second, linear = 0, 0, 0, 0, 0
     for seed in range(80):
         metric, rankings, pairs, topics, qrels, start = make_instance(seed)
         table = pair_deviations(metric, rankings, pairs, topics, qrels, start, max_grade=G)
-        fewest, checked = brute_force(metric, rankings, pairs, topics, qrels, start, table)
-        second += checked
+        fewest, (checked, lines) = brute_force(metric, rankings, pairs, topics, qrels, start, table)
+        second, linear = second + checked, linear + lines
         for k in range(1, len(pairs) + 1):
             bound = floor(metric, rankings, pairs, topics, qrels, start, k=k, max_grade=G, table=table)
             assert bound.optimal
@@ -117,8 +121,8 @@ def test_floor_is_at_most_the_true_fewest_judgments():
             nontrivial += 0 < bound.judgments < math.inf
             tight += bound.judgments == truth
     print(f"\n{compared} floors: {nontrivial} above 0, {tight} equal to the true fewest; "
-          f"{second} checks of step 1b's inequality")
-    assert nontrivial >= compared // 4 and second > 100
+          f"{second} checks of step 1b's inequality, {linear} of step 2b's")
+    assert nontrivial >= compared // 4 and second > 100 and linear > 1000
 
 
 def test_both_extremes_of_the_judgments_outside_matter():

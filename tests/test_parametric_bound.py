@@ -68,6 +68,7 @@ def test_a_model_too_large_ends_at_the_relaxations_bound(monkeypatch):
     from medopt.formulations.precision_sums import PrecisionSums
 
     monkeypatch.setattr(relaxation, "MAX_NODES", 0)
+    monkeypatch.setattr(relaxation, "UNTIMED_NODES", 0)  # nor any search after the model is refused
     rng = np.random.default_rng(8)
     stopped = 0
     for trial in range(400):
@@ -87,3 +88,28 @@ def test_a_model_too_large_ends_at_the_relaxations_bound(monkeypatch):
     monkeypatch.setattr(PrecisionSums, "relaxation_bound", None)
     with pytest.raises(TooLargeError):
         medopt.med("AP", a, b, judgments, memory_limit=1000)
+
+
+@pytest.mark.parametrize("time_limit", [None, 30.0])
+def test_a_model_too_large_is_searched_to_the_end(monkeypatch, time_limit):
+    """The same instances (the first search over the roof dual given no nodes, a memory limit of
+    1 kB): the direction whose model is refused is searched again with no node budget until its share
+    of the time limit (UNTIMED_NODES without one), and the answers equal enumeration, certified."""
+    import medopt.exact.relaxation as relaxation
+
+    monkeypatch.setattr(relaxation, "MAX_NODES", 0)
+    rng = np.random.default_rng(8)
+    searched = 0
+    for trial in range(400):
+        a, b = interleaved(rng, 10, int(rng.integers(5, 9)))
+        judgments = {d: int(rng.integers(0, 2)) for d in a + b if rng.random() < 0.05}
+        result = medopt.med("AP", a, b, judgments, memory_limit=1000, time_limit=time_limit)
+        assert result.certified and "stopped" not in result.details, (trial, result.details)
+        if not result.details.get("searched without a model"):
+            continue
+        oracle = medopt.med("AP", a, b, judgments, method="enumerate")
+        assert result.value == pytest.approx(oracle.value, abs=1e-9)
+        searched += 1
+        if searched == 6:
+            break
+    assert searched == 6

@@ -41,7 +41,7 @@ from .cases import solve_cases
 from .common import Clock, DirectionResult, check_memory, denominator_counts, vanishing_points, vanishing_points_exhaustive
 from .dinkelbach import solve_capped, solve_dinkelbach
 from .direct import solve_compact, solve_direct
-from .relaxation import known_bound, relaxed_below, settled_by_relaxation
+from .relaxation import known_bound, relaxed_below, searched_until, settled_by_relaxation
 
 
 def rank_rule_guess(instance: Instance, direction: str) -> tuple[float, dict]:
@@ -251,6 +251,13 @@ def solve_directions(instance: Instance, *, solver: str | None, time_limit: floa
                     if not relaxed_below(formulation, quick, instance, direction, ceiling):
                         raise
                     details["stopped"] = "model too large"  # the relaxation's bound is the direction's
+                    later = sum(1 for d in order[order.index(direction) + 1:] if d not in directions)
+                    share = None if clock.deadline is None else \
+                        time.perf_counter() + max(0.0, clock.deadline - time.perf_counter()) / (1 + later)
+                    if searched_until(formulation, instance, reduced, direction, start, quick, guesses, details, share):
+                        close_without_model(direction, quick[direction])
+                        del details["stopped"]
+                        continue
                     raise OutOfTime from None
                 if chosen == "boxes":
                     joint[direction] = (reduced, start)

@@ -5,6 +5,7 @@ direction they settle is not searched, and a direction whose model would be too 
 from __future__ import annotations
 
 import math
+import time
 from functools import partial
 
 from ..instance import Instance
@@ -40,7 +41,7 @@ SEARCH_SLACK = 0.9 * TOLERANCE
 
 
 def settled_by_relaxation(formulation, instance: Instance, reduced: Instance, direction: str, start: float,
-                          quick: dict, guesses: dict, details: dict) -> bool:
+                          quick: dict, guesses: dict, details: dict, roof=roof_dual_bound) -> bool:
     """Whether the formulation's bound from the roof dual of its quadratic form (relaxation_bound, on
     the reduced instance: the reductions keep the direction's maximum) proves the direction cannot
     beat ``start``, a difference reached, by more than the solvers' cutoff slack.  Each bound's
@@ -58,7 +59,6 @@ def settled_by_relaxation(formulation, instance: Instance, reduced: Instance, di
     if relaxation is None or not math.isfinite(start):
         return False
     memo: dict = {}
-    roof = roof_dual_bound
     for _ in range(MAX_RELAXATION_STEPS):
         check_time()  # each step is a maximum flow (0.1-0.3 s at depth 1000) and a re-scoring
         bound, labels = relaxation(reduced, direction, start, roof, memo)
@@ -84,3 +84,29 @@ def settled_by_relaxation(formulation, instance: Instance, reduced: Instance, di
     bound = parametric(reduced, direction, start, roof_dual_bound, memo)
     quick[direction] = min(quick[direction], bound)
     return bound <= start + CUTOFF_SLACK
+
+
+# without a time limit, the search of a direction whose model would be too large takes at most these
+# nodes (the first search had MAX_NODES)
+UNTIMED_NODES = 10 * MAX_NODES
+
+
+def searched_until(formulation, instance: Instance, reduced: Instance, direction: str, start: float,
+                   quick: dict, guesses: dict, details: dict, deadline: float | None) -> bool:
+    """A direction whose model would be too large (exact/driver.py): the Dinkelbach steps again, each
+    an exact search over the roof dual (solvers.roof_search) with no node budget, until ``deadline``
+    (UNTIMED_NODES without one).  At the deadline the search under way returns the bound of its
+    open nodes, a proven bound like every other (solvers/roof_search.py), so nothing is lost; True
+    when the direction is settled (as settled_by_relaxation)."""
+    if instance.limits or getattr(formulation, "relaxation_bound", None) is None:
+        return False
+    budget = [math.inf if deadline is not None else UNTIMED_NODES]
+
+    def check() -> None:
+        check_time()
+        if deadline is not None and time.perf_counter() > deadline:
+            budget[0] = 0  # the search ends after this node, with its open nodes' bound
+
+    details["searched without a model"] = details.get("searched without a model", 0) + 1
+    return settled_by_relaxation(formulation, instance, reduced, direction, start, quick, guesses, details,
+                                 roof=partial(maximise, check=check, budget=budget))
