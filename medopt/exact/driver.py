@@ -250,14 +250,15 @@ def solve_directions(instance: Instance, *, solver: str | None, time_limit: floa
                 except TooLargeError:
                     if not relaxed_below(formulation, quick, instance, direction, ceiling):
                         raise
-                    details["stopped"] = "model too large"  # the relaxation's bound is the direction's
+                    # the search over the roof dual goes on, with no node budget, for this direction's
+                    # share of the time left; unsettled, its bound is the direction's
                     later = sum(1 for d in order[order.index(direction) + 1:] if d not in directions)
                     share = None if clock.deadline is None else \
                         time.perf_counter() + max(0.0, clock.deadline - time.perf_counter()) / (1 + later)
                     if searched_until(formulation, instance, reduced, direction, start, quick, guesses, details, share):
                         close_without_model(direction, quick[direction])
-                        del details["stopped"]
                         continue
+                    details["stopped"] = "model too large"
                     raise OutOfTime from None
                 if chosen == "boxes":
                     joint[direction] = (reduced, start)

@@ -103,9 +103,10 @@ def searched_until(formulation, instance: Instance, reduced: Instance, direction
     budget = [math.inf if deadline is not None else UNTIMED_NODES]
 
     def check() -> None:
-        check_time()
         if deadline is not None and time.perf_counter() > deadline:
             budget[0] = 0  # the search ends after this node, with its open nodes' bound
+        else:
+            check_time()
 
     details["searched without a model"] = details.get("searched without a model", 0) + 1
     return settled_by_relaxation(formulation, instance, reduced, direction, start, quick, guesses, details,

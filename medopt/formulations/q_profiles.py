@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..instance import judged_count
 from .base import Case
 
@@ -51,7 +53,11 @@ def depth(instance) -> int:
 def ideal_gains(instance, gain: dict, counts: dict) -> list[float]:
     """cg*(1..L) at the counts min(C_g, L) given per profile grade (``gain``: grade -> u(g)):
     cg*(i) = sum_g (u(g) - u(g-1)) min(i, C_g)."""
-    return [sum((gain[g] - gain[g - 1]) * min(i, c) for g, c in counts.items()) for i in range(1, depth(instance) + 1)]
+    ranks = np.arange(1, depth(instance) + 1)
+    total = np.zeros(len(ranks))
+    for g, c in counts.items():  # added grade by grade, as the sum over g would
+        total += (gain[g] - gain[g - 1]) * np.minimum(ranks, c)
+    return total.tolist()
 
 
 def reachable(instance, bounds: dict) -> bool:
