@@ -89,6 +89,30 @@ def test_time_limits_hold_on_other_methods(warm, metric, depth, method, options)
     assert result.upper_bound <= 1.0  # never above the trivial bound (a Dinkelbach bound reached 34)
 
 
+def test_time_limit_holds_when_a_model_too_large_is_searched_on(warm, monkeypatch):
+    """A direction whose model is refused as too large goes on with the search over the roof dual
+    (exact/relaxation.searched_until) for its share of the time left: the answer still comes within
+    the limit, honest, with the relaxation's bound."""
+    import medopt.exact.driver as driver
+    import medopt.exact.relaxation as relaxation
+    from medopt.errors import TooLargeError
+    from medopt.formulations.precision_sums import PrecisionSums
+
+    def refuse(*args, **kwargs):
+        raise TooLargeError("refused for the test")
+
+    monkeypatch.setattr(driver, "check_memory", refuse)
+    monkeypatch.setattr(relaxation, "MAX_NODES", 0)  # the first pass ends at once: the search has the time
+    monkeypatch.setattr(relaxation, "MAX_RELAXATION_STEPS", 2)
+    monkeypatch.setattr(PrecisionSums, "parametric_bound", None)
+    a, b = deep_pair(1000, similarity=0.6)
+    result, seconds = timed("AP", a, b, {}, method="exact", time_limit=6)
+    assert within(6, seconds), seconds
+    assert result.details.get("searched without a model")
+    assert_honest_timeout(result)
+    assert result.details.get("stopped") == "model too large" and result.upper_bound < 1.0
+
+
 def test_enumeration_honours_a_time_limit():
     """250,000 assignments take longer than the limit: the best found so far, status timeout."""
     a = [f"d{i}" for i in range(17)]
