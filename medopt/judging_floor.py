@@ -357,8 +357,8 @@ class _Model:
         import numpy as np
         from scipy.sparse import coo_matrix
 
-        from .modeling.matrix import MatrixModel
-        from .solvers.backends import solve_highs
+        from .modeling.matrix import MatrixModel  # deferred, as every solver import: HiGHS loads on first use
+        from .solvers.backends import solve_highs  # (the same)
 
         entries = [(r, c, v) for r, row in enumerate(self.rows) for c, v in row.items()]
         rows, cols, values = zip(*entries)
