@@ -113,3 +113,32 @@ def test_a_model_too_large_is_searched_to_the_end(monkeypatch, time_limit):
         if searched == 6:
             break
     assert searched == 6
+
+
+def test_the_cap_of_ap_norm_min_is_dropped_only_where_it_cannot_bind():
+    """AP(norm=min)@k with the judged relevant count plus the unjudged documents at most k: min(k, R)
+    = R for every assignment, so relaxation_bound does without its capped roof dual
+    (binding_cutoff None).  On random graded instances, the cap binding or not, the bound at several
+    lam (below 0 too) is at least each direction's largest difference by enumeration, and the exact
+    answer equals enumeration."""
+    formulation = formulation_for(parse_metric("AP(norm=min)@6"))
+    dropped = kept = 0
+    for case, _ in oracle_cases(seed=77, count=60, k=6, max_unjudged=6):
+        for k in (4, 6, 9):
+            metric = parse_metric(f"AP(norm=min)@{k}")
+            instance = build_instance(metric, case.a, case.b, case.judgments, max_grade=case.max_grade)
+            reachable = judged_count(instance, 1) + len(instance.unjudged)
+            cap = formulation.binding_cutoff(instance)
+            assert (cap is None) == (reachable <= k)
+            dropped, kept = dropped + (cap is None), kept + (cap is not None)
+            best = {"a": -np.inf, "b": -np.inf}
+            for assignment in assignments(instance):
+                for direction, value in instance.differences(assignment).items():
+                    best[direction] = max(best[direction], value)
+            for direction in ("a", "b"):
+                for lam in (-0.2, 0.0, 0.3, best[direction]):
+                    bound, _ = formulation.relaxation_bound(instance, direction, lam, roof_dual_bound)
+                    assert bound >= best[direction] - 1e-9, (case, k, direction, lam)
+            result = medopt.med(str(metric), case.a, case.b, case.judgments, max_grade=case.max_grade)
+            assert result.certified and result.value == pytest.approx(max(best.values()), abs=1e-9)
+    assert dropped >= 30 and kept >= 30

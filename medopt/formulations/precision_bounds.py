@@ -128,7 +128,8 @@ class PrecisionBounds:
         its maximum, labels), exact/relaxation.py passes solvers.roof_dual_bound).  SSP, SP: scale x the
         bound on max N.  AP: F = the bound on max N - lam R gives N / R <= lam + max(F, 0) / D_min for
         R >= 1 (Dinkelbach's step, exact/dinkelbach.py); AP(norm=min), lam >= 0: N - lam min(k, R) =
-        max(N - lam k, N - lam R), so also lam + max(F_k, 0) / k with F_k the bound on max N - lam k.
+        max(N - lam k, N - lam R), so also lam + max(F_k, 0) / k with F_k the bound on max N - lam k
+        (only where the cap can bind, binding_cutoff: elsewhere min(k, R) = R and the AP step holds).
         R = 0 (possible only with no judged relevant document) gives 0.  The candidate: the cut's
         labels, relevant at grade rel, undetermined ones not relevant.  ``memo``: quadratic_form's.
         ``roof`` is told the value its form must beat to matter (``floor``: 0 for N - lam R, which
@@ -140,7 +141,7 @@ class PrecisionBounds:
             bound, labels = roof(n, *self.quadratic_form(instance, direction, memo=memo), floor=start / scale)
             bound *= scale
         else:
-            cap = self.min_cutoff(instance)
+            cap = self.binding_cutoff(instance)
             if not math.isfinite(start) or (cap is not None and start < 0):
                 return math.inf, None
             excess, labels = roof(n, *self.quadratic_form(instance, direction, start, memo), floor=0.0)
@@ -152,6 +153,16 @@ class PrecisionBounds:
                 bound = max(bound, 0.0)
         relevant = rel if rel <= instance.max_grade else 0
         return bound, {d: relevant if label == 1 else 0 for d, label in zip(instance.unjudged, labels.tolist())}
+
+    def binding_cutoff(self, instance):
+        """min_cutoff, or None where min(k, R) = R for every assignment: R is at most the judged
+        relevant count plus the unjudged documents, and when that is at most k the cap never binds
+        (AP(norm=min)@1000 of two 1000-deep lists sharing most documents, say), so the capped roof
+        dual of relaxation_bound is not needed."""
+        cap = self.min_cutoff(instance)
+        if cap is not None and judged_count(instance, instance.metric.p("rel")) + len(instance.unjudged) <= cap:
+            return None
+        return cap
 
     def min_denominator(self, instance) -> float:
         """The smallest D > 0 of any assignment: R >= the judged relevant count J, so D = R >= max(1, J)
