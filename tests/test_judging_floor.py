@@ -125,6 +125,29 @@ def test_floor_is_at_most_the_true_fewest_judgments():
     assert nontrivial >= compared // 4 and second > 100 and linear > 1000
 
 
+def test_pairs_required_by_name():
+    """``decided``: requiring every pair when k is all of them changes nothing; requiring one pair,
+    on either side, can only raise the floor for k = 1 (fewer judged sets qualify), and requiring it
+    on a side it cannot be decided on makes the MILP infeasible or raises it too."""
+    raised = 0
+    for seed in range(12):
+        metric, rankings, pairs, topics, qrels, start = make_instance(seed)
+        table = pair_deviations(metric, rankings, pairs, topics, qrels, start, max_grade=G)
+        common = dict(max_grade=G, table=table)
+        every = floor(metric, rankings, pairs, topics, qrels, start, k=len(pairs), **common)
+        named = floor(metric, rankings, pairs, topics, qrels, start, k=len(pairs),
+                      decided={p: (1, -1) for p in pairs}, **common)
+        assert (named.judgments, named.optimal) == (every.judgments, every.optimal)
+        one = floor(metric, rankings, pairs, topics, qrels, start, k=1, **common)
+        for sides in ((1, -1), (1,), (-1,)):
+            forced = floor(metric, rankings, pairs, topics, qrels, start, k=1, decided={pairs[-1]: sides}, **common)
+            assert forced.judgments >= one.judgments
+            if forced.incumbent is not None:  # the required pair is among those decided, on a side allowed
+                assert forced.sides.get(pairs[-1]) in sides
+            raised += forced.judgments > one.judgments
+    assert raised >= 3
+
+
 def test_both_extremes_of_the_judgments_outside_matter():
     """Step 1 needs both ends: judging no relevant document outside the lists keeps IDCG small (the
     difference large), judging them all makes it large; a floor from one end alone can overshoot."""
