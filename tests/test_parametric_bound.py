@@ -90,11 +90,13 @@ def test_a_model_too_large_ends_at_the_relaxations_bound(monkeypatch):
         medopt.med("AP", a, b, judgments, memory_limit=1000)
 
 
-@pytest.mark.parametrize("time_limit", [None, 30.0])
-def test_a_model_too_large_is_searched_to_the_end(monkeypatch, time_limit):
+@pytest.mark.parametrize("metric, time_limit, wanted", [("AP", None, 6), ("AP", 30.0, 6), ("SSP@10", 30.0, 1),
+                                                        ("AP(norm=min)@10", 30.0, 2)])
+def test_a_model_too_large_is_searched_to_the_end(monkeypatch, metric, time_limit, wanted):
     """The same instances (the first search over the roof dual given no nodes, a memory limit of
-    1 kB): the direction whose model is refused is searched again with no node budget until its share
-    of the time limit (UNTIMED_NODES without one), and the answers equal enumeration, certified."""
+    1 kB), for AP, SSP and AP(norm=min): the direction whose model is refused is searched again with
+    no node budget until its share of the time limit (UNTIMED_NODES without one), and the answers
+    equal enumeration, certified (``wanted``: how many such searches each case checks)."""
     import medopt.exact.relaxation as relaxation
 
     monkeypatch.setattr(relaxation, "MAX_NODES", 0)
@@ -103,16 +105,16 @@ def test_a_model_too_large_is_searched_to_the_end(monkeypatch, time_limit):
     for trial in range(400):
         a, b = interleaved(rng, 10, int(rng.integers(5, 9)))
         judgments = {d: int(rng.integers(0, 2)) for d in a + b if rng.random() < 0.05}
-        result = medopt.med("AP", a, b, judgments, memory_limit=1000, time_limit=time_limit)
+        result = medopt.med(metric, a, b, judgments, memory_limit=1000, time_limit=time_limit)
         assert result.certified and "stopped" not in result.details, (trial, result.details)
         if not result.details.get("searched without a model"):
             continue
-        oracle = medopt.med("AP", a, b, judgments, method="enumerate")
+        oracle = medopt.med(metric, a, b, judgments, method="enumerate")
         assert result.value == pytest.approx(oracle.value, abs=1e-9)
         searched += 1
-        if searched == 6:
+        if searched == wanted:
             break
-    assert searched == 6
+    assert searched == wanted
 
 
 def test_the_cap_of_ap_norm_min_is_dropped_only_where_it_cannot_bind():
