@@ -117,6 +117,29 @@ def test_a_model_too_large_is_searched_to_the_end(monkeypatch, metric, time_limi
     assert searched == wanted
 
 
+def test_both_ends_of_a_range_are_searched_to_the_end(monkeypatch):
+    """The same for a difference range (each direction to its own optimum, below 0 too): both ends
+    equal enumeration, certified, where a refused model's direction was searched on."""
+    import medopt.exact.relaxation as relaxation
+
+    monkeypatch.setattr(relaxation, "MAX_NODES", 0)
+    rng = np.random.default_rng(9)
+    searched = 0
+    for trial in range(400):
+        a, b = interleaved(rng, 10, int(rng.integers(5, 9)))
+        judgments = {d: int(rng.integers(0, 2)) for d in a + b if rng.random() < 0.1}
+        result = medopt.difference_range("AP", a, b, judgments, memory_limit=1000, time_limit=30)
+        if not result.details.get("searched without a model"):
+            continue
+        oracle = medopt.difference_range("AP", a, b, judgments, method="enumerate")
+        assert result.certified, (trial, result.details)
+        assert (result.low, result.high) == pytest.approx((oracle.low, oracle.high), abs=1e-9)
+        searched += 1
+        if searched == 4:
+            break
+    assert searched == 4
+
+
 def test_the_cap_of_ap_norm_min_is_dropped_only_where_it_cannot_bind():
     """AP(norm=min)@k with the judged relevant count plus the unjudged documents at most k: min(k, R)
     = R for every assignment, so relaxation_bound does without its capped roof dual
