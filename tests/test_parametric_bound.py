@@ -90,54 +90,53 @@ def test_a_model_too_large_ends_at_the_relaxations_bound(monkeypatch):
         medopt.med("AP", a, b, judgments, memory_limit=1000)
 
 
-@pytest.mark.parametrize("metric, time_limit, wanted", [("AP", None, 6), ("AP", 30.0, 6), ("SSP@10", 30.0, 1),
-                                                        ("AP(norm=min)@10", 30.0, 2)])
-def test_a_model_too_large_is_searched_to_the_end(monkeypatch, metric, time_limit, wanted):
-    """The same instances (the first search over the roof dual given no nodes, a memory limit of
-    1 kB), for AP, SSP and AP(norm=min): the direction whose model is refused is searched again with
-    no node budget until its share of the time limit (UNTIMED_NODES without one), and the answers
-    equal enumeration, certified (``wanted``: how many such searches each case checks)."""
+def searched_on(monkeypatch, solve, seed: int, share: float, wanted: int):
+    """The interleaved instances of the test above, with the first search over the roof dual given
+    no nodes and a memory limit of 1 kB: (a, b, judgments, answer) for the first ``wanted`` of them
+    whose refused direction was searched on (``solve(a, b, judgments)``: the answer), ``share`` of
+    the documents judged."""
     import medopt.exact.relaxation as relaxation
 
     monkeypatch.setattr(relaxation, "MAX_NODES", 0)
-    rng = np.random.default_rng(8)
-    searched = 0
-    for trial in range(400):
+    rng = np.random.default_rng(seed)
+    found = []
+    for _ in range(400):
         a, b = interleaved(rng, 10, int(rng.integers(5, 9)))
-        judgments = {d: int(rng.integers(0, 2)) for d in a + b if rng.random() < 0.05}
+        judgments = {d: int(rng.integers(0, 2)) for d in a + b if rng.random() < share}
+        answer = solve(a, b, judgments)
+        if answer.details.get("searched without a model"):
+            found.append((a, b, judgments, answer))
+            if len(found) == wanted:
+                break
+    assert len(found) == wanted
+    return found
+
+
+@pytest.mark.parametrize("metric, time_limit, wanted", [("AP", None, 6), ("AP", 30.0, 6), ("SSP@10", 30.0, 1),
+                                                        ("AP(norm=min)@10", 30.0, 2)])
+def test_a_model_too_large_is_searched_to_the_end(monkeypatch, metric, time_limit, wanted):
+    """For AP, SSP and AP(norm=min): the direction whose model is refused is searched again with no
+    node budget until its share of the time limit (UNTIMED_NODES without one), and the answers equal
+    enumeration, certified (``wanted``: how many such searches each case checks)."""
+    def solve(a, b, judgments):  # every answer certified, searched on or not
         result = medopt.med(metric, a, b, judgments, memory_limit=1000, time_limit=time_limit)
-        assert result.certified and "stopped" not in result.details, (trial, result.details)
-        if not result.details.get("searched without a model"):
-            continue
-        oracle = medopt.med(metric, a, b, judgments, method="enumerate")
-        assert result.value == pytest.approx(oracle.value, abs=1e-9)
-        searched += 1
-        if searched == wanted:
-            break
-    assert searched == wanted
+        assert result.certified and "stopped" not in result.details, result.details
+        return result
+
+    for a, b, judgments, result in searched_on(monkeypatch, solve, 8, 0.05, wanted):
+        assert result.value == pytest.approx(medopt.med(metric, a, b, judgments, method="enumerate").value, abs=1e-9)
 
 
 def test_both_ends_of_a_range_are_searched_to_the_end(monkeypatch):
     """The same for a difference range (each direction to its own optimum, below 0 too): both ends
     equal enumeration, certified, where a refused model's direction was searched on."""
-    import medopt.exact.relaxation as relaxation
+    def solve(a, b, judgments):
+        return medopt.difference_range("AP", a, b, judgments, memory_limit=1000, time_limit=30)
 
-    monkeypatch.setattr(relaxation, "MAX_NODES", 0)
-    rng = np.random.default_rng(9)
-    searched = 0
-    for trial in range(400):
-        a, b = interleaved(rng, 10, int(rng.integers(5, 9)))
-        judgments = {d: int(rng.integers(0, 2)) for d in a + b if rng.random() < 0.1}
-        result = medopt.difference_range("AP", a, b, judgments, memory_limit=1000, time_limit=30)
-        if not result.details.get("searched without a model"):
-            continue
+    for a, b, judgments, result in searched_on(monkeypatch, solve, 9, 0.1, 4):
         oracle = medopt.difference_range("AP", a, b, judgments, method="enumerate")
-        assert result.certified, (trial, result.details)
+        assert result.certified, result.details
         assert (result.low, result.high) == pytest.approx((oracle.low, oracle.high), abs=1e-9)
-        searched += 1
-        if searched == 4:
-            break
-    assert searched == 4
 
 
 def test_the_cap_of_ap_norm_min_is_dropped_only_where_it_cannot_bind():
