@@ -223,8 +223,8 @@ def _linear(metric, sign, extremes, grades, free, max_grade) -> Linear | None:
             lowered[d], raised[d] = min(grades[d], worst), max(grades[d], worst)
     z_low = normaliser(low_side.collection(lowered))
     z_high = normaliser(high_side.collection(raised))
-    smallest = min((normaliser({"_": g}) for g in range(1, max_grade + 1) if normaliser({"_": g}) > 0),
-                   default=0.0)
+    one_document = (normaliser({"_": g}) for g in range(1, max_grade + 1))  # Z of a lone document per grade
+    smallest = min((z for z in one_document if z > 0), default=0.0)
     if z_high <= 0 or smallest <= 0:
         return None
     for extreme in extremes:  # the decomposition must reproduce the evaluator (else: no step 2b)
