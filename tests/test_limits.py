@@ -33,8 +33,11 @@ def deep_pair(depth: int, similarity: float = 0.8, seed: int = 1):
 
 
 def timed(*args, **kwargs):
+    """(medopt.med(*args, **kwargs), seconds); a callable first argument is called instead of med."""
+    call = args[0] if callable(args[0]) else medopt.med
+    args = args[1:] if callable(args[0]) else args
     started = time.perf_counter()
-    result = medopt.med(*args, **kwargs)
+    result = call(*args, **kwargs)
     return result, time.perf_counter() - started
 
 
@@ -111,6 +114,40 @@ def test_time_limit_holds_when_a_model_too_large_is_searched_on(warm, monkeypatc
     assert result.details.get("searched without a model")
     assert_honest_timeout(result)
     assert result.details.get("stopped") == "model too large" and result.upper_bound < 1.0
+
+
+@pytest.mark.parametrize("ranges", [False, True])
+def test_a_search_that_takes_the_time_leaves_the_other_direction_its_bounds(warm, monkeypatch, ranges):
+    """Under a time limit the first direction's bounds without a model end at its share of the time
+    (half, the other direction still waiting; exact/driver.share_of): its search halfway to it, its
+    parametric bound at it.  A search that never ends on its own (slowed here) then leaves both
+    directions their parametric bounds.  Before, the first search took the whole limit and the answer
+    carried the second direction's quick bound, 0.9476 here, against a difference of 0.2807."""
+    import medopt.exact.relaxation as relaxation
+    from medopt.formulations import formulation_for
+
+    real = relaxation.maximise
+
+    def endless(*args, budget=None, check=None, **kwargs):  # until its share ends (budget 0) or the limit
+        while budget[0] > 0:
+            check()
+            time.sleep(0.005)
+        return real(*args, budget=budget, check=check, **kwargs)
+
+    monkeypatch.setattr(relaxation, "maximise", endless)
+    a, b = deep_pair(100)
+    instance = build_instance("AP", a, b, {})
+    quick = min(formulation_for(instance.metric).quick_bound(instance, d) for d in "ab")
+    call = medopt.difference_range if ranges else medopt.med
+    result, seconds = timed(call, "AP", a, b, {}, time_limit=2)
+    assert within(2, seconds), seconds
+    assert result.details["searched"] == 2  # both directions reached their search
+    if ranges:
+        assert max(result.high_bound, -result.low_bound) < quick - 0.3, (result.low_bound, result.high_bound, quick)
+        assert result.low_bound <= result.low <= result.high <= result.high_bound
+    else:
+        assert_honest_timeout(result)
+        assert result.upper_bound < quick - 0.3, (result.upper_bound, quick)
 
 
 def test_enumeration_honours_a_time_limit():

@@ -30,10 +30,11 @@ def test_parametric_bound_and_smallest_denominator_hold_against_enumeration(exam
     """Random graded, partially judged instances (the relevance limits left out: a relaxation): the
     parametric bound at several lam is at least each direction's largest difference, and the
     smallest denominator is at most every positive R (min(k, R)) of an assignment; the bound is
-    below Dinkelbach's step at lam on some instances, so the test can tell them apart."""
+    below Dinkelbach's step at lam on some instances, so the test can tell them apart.  Cut short by
+    its deadline after one multiplier it still bounds, more loosely."""
     metric = parse_metric(example)
     formulation = formulation_for(metric)
-    checked = below = 0
+    checked = below = looser = 0
     for case, _ in oracle_cases(seed=31 + len(example), count=40, k=metric.cutoff or 6, max_unjudged=6):
         instance = build_instance(metric, case.a, case.b, case.judgments, max_grade=case.max_grade)
         rel = metric.p("rel")
@@ -52,10 +53,14 @@ def test_parametric_bound_and_smallest_denominator_hold_against_enumeration(exam
             for lam in (0.05, 0.3, max(best[direction], 0.01)):
                 bound = formulation.parametric_bound(instance, direction, lam, roof_dual_bound)
                 assert bound >= best[direction] - 1e-9, (example, case, direction, lam)
+                # at a deadline already past: the envelope of the first multiplier alone, a bound as well
+                cut = formulation.parametric_bound(instance, direction, lam, roof_dual_bound, deadline=0.0)
+                assert cut >= bound - 1e-12 and cut >= best[direction] - 1e-9, (example, case, direction, lam)
+                looser += cut > bound + 1e-6
                 step, _ = formulation.relaxation_bound(instance, direction, lam, roof_dual_bound)
                 below += bound < step - 1e-6
                 checked += 1
-    assert checked >= 200 and below >= 10
+    assert checked >= 200 and below >= 10 and looser >= 10
 
 
 def test_a_model_too_large_ends_at_the_relaxations_bound(monkeypatch):

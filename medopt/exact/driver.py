@@ -17,7 +17,9 @@ Before any model, both directions get the bounds that need none: the formulation
 where it has a quadratic form (the sums of precisions), the roof dual at the difference reached,
 iterated while its cut's labels beat it, then the exact search over it, then the parametric bound
 (relaxation.py, settled_by_relaxation).  A direction these bounds settle is not searched; otherwise
-they are its bound when its search stops (settle), or when its model would be too large.
+they are its bound when its search stops (settle), or when its model would be too large.  Under a
+time limit each direction's bounds without a model end at its share of the time left (share_of), so
+that the first direction's search does not leave the other without its bounds.
 """
 
 from __future__ import annotations
@@ -225,7 +227,7 @@ def solve_directions(instance: Instance, *, solver: str | None, time_limit: floa
                     reduced_for[direction] = reduce_instance(instance, direction, reaches_positive=not signed or start > 0) \
                         if reduce else instance
                     if settled_by_relaxation(formulation, instance, reduced_for[direction], direction, start, quick,
-                                             guesses, details):
+                                             guesses, details, deadline=share_of(clock, order, direction, directions)):
                         close_without_model(direction, quick[direction])
                 except OutOfTime:
                     pass
@@ -252,13 +254,14 @@ def solve_directions(instance: Instance, *, solver: str | None, time_limit: floa
                         raise
                     # the search over the roof dual goes on, with no node budget, for this direction's
                     # share of the time left; unsettled, its bound is the direction's
-                    later = sum(1 for d in order[order.index(direction) + 1:] if d not in directions)
-                    share = None if clock.deadline is None else \
-                        time.perf_counter() + max(0.0, clock.deadline - time.perf_counter()) / (1 + later)
-                    if searched_until(formulation, instance, reduced, direction, start, quick, guesses, details, share):
-                        close_without_model(direction, quick[direction])
-                        continue
-                    details["stopped"] = "model too large"
+                    try:
+                        if searched_until(formulation, instance, reduced, direction, start, quick, guesses, details,
+                                          share_of(clock, order, direction, directions)):
+                            close_without_model(direction, quick[direction])
+                            continue
+                    finally:  # unsettled, whether at its share of the time or at the deadline
+                        if direction not in directions:
+                            details["stopped"] = "model too large"
                     raise OutOfTime from None
                 if chosen == "boxes":
                     joint[direction] = (reduced, start)
@@ -277,6 +280,16 @@ def solve_directions(instance: Instance, *, solver: str | None, time_limit: floa
         if memory_crossed():
             details["stopped"] = "memory limit"
     return Solved(directions, solver, details)
+
+
+def share_of(clock: Clock, order: list, direction: str, directions: dict) -> float | None:
+    """The moment a direction's work without a model should end under a time limit (None without
+    one): its share of the time left, all of it for the last direction still open, else half."""
+    if clock.deadline is None:
+        return None
+    later = sum(1 for d in order[order.index(direction) + 1:] if d not in directions)
+    now = time.perf_counter()
+    return now + max(0.0, clock.deadline - now) / (1 + later)
 
 
 def settle(outcome: DirectionResult, instance: Instance, direction: str, reduced, guesses: dict, formulation,

@@ -41,7 +41,8 @@ SEARCH_SLACK = 0.9 * TOLERANCE
 
 
 def settled_by_relaxation(formulation, instance: Instance, reduced: Instance, direction: str, start: float,
-                          quick: dict, guesses: dict, details: dict, roof=roof_dual_bound) -> bool:
+                          quick: dict, guesses: dict, details: dict, roof=roof_dual_bound,
+                          deadline: float | None = None) -> bool:
     """Whether the formulation's bound from the roof dual of its quadratic form (relaxation_bound, on
     the reduced instance: the reductions keep the direction's maximum) proves the direction cannot
     beat ``start``, a difference reached, by more than the solvers' cutoff slack.  Each bound's
@@ -54,13 +55,22 @@ def settled_by_relaxation(formulation, instance: Instance, reduced: Instance, di
     them); details["searched"] counts these directions.  A ratio still unsettled gets the
     formulation's parametric bound (PrecisionSums.parametric_bound: the roof duals at several
     multipliers of the relevant count).  The lowest bound is kept in ``quick`` either way, for a
-    search that stops."""
+    search that stops.
+
+    ``deadline`` (the driver's share of a time limit for this direction, so that the other one still
+    gets time for its bounds): the steps and the search end at it, the search with the bound of its
+    open nodes (searching); where a parametric bound follows, they end halfway to it, and the
+    parametric bound at it, with the multipliers tried so far."""
     relaxation = getattr(formulation, "relaxation_bound", None)
     if relaxation is None or not math.isfinite(start):
         return False
     memo: dict = {}
+    parametric = getattr(formulation, "parametric_bound", None) if reduced.metric.family == "AP" else None
+    halfway = deadline if deadline is None or parametric is None else (time.perf_counter() + deadline) / 2
     for _ in range(MAX_RELAXATION_STEPS):
         check_time()  # each step is a maximum flow (0.1-0.3 s at depth 1000) and a re-scoring
+        if halfway is not None and time.perf_counter() > halfway:
+            break
         bound, labels = relaxation(reduced, direction, start, roof, memo)
         quick[direction] = min(known_bound(quick, formulation, reduced, direction), bound)
         if bound <= start + (CUTOFF_SLACK if roof is roof_dual_bound else SEARCH_SLACK):
@@ -74,14 +84,13 @@ def settled_by_relaxation(formulation, instance: Instance, reduced: Instance, di
         if value <= start + CUTOFF_SLACK:
             if roof is not roof_dual_bound or instance.limits:
                 break
-            roof = partial(maximise, check=check_time, budget=[MAX_NODES])  # the labels stopped improving
+            roof = searching(halfway, MAX_NODES)  # the labels stopped improving
             details["searched"] = details.get("searched", 0) + 1
             continue
         start = value
-    parametric = getattr(formulation, "parametric_bound", None)
-    if parametric is None or reduced.metric.family != "AP":
+    if parametric is None:
         return False
-    bound = parametric(reduced, direction, start, roof_dual_bound, memo)
+    bound = parametric(reduced, direction, start, roof_dual_bound, memo, deadline=deadline)
     quick[direction] = min(quick[direction], bound)
     return bound <= start + CUTOFF_SLACK
 
@@ -100,7 +109,16 @@ def searched_until(formulation, instance: Instance, reduced: Instance, direction
     when the direction is settled (as settled_by_relaxation)."""
     if instance.limits or getattr(formulation, "relaxation_bound", None) is None:
         return False
-    budget = [math.inf if deadline is not None else UNTIMED_NODES]
+    details["searched without a model"] = details.get("searched without a model", 0) + 1
+    return settled_by_relaxation(formulation, instance, reduced, direction, start, quick, guesses, details,
+                                 roof=searching(deadline, math.inf if deadline is not None else UNTIMED_NODES))
+
+
+def searching(deadline: float | None, nodes: float):
+    """The exact search over the roof dual (solvers.roof_search.maximise) for at most ``nodes`` nodes,
+    ending after the node under way at ``deadline`` with the bound of its open nodes (a proven bound,
+    solvers/roof_search.py), and at the time limit (limits.check_time) without one."""
+    budget = [nodes]
 
     def check() -> None:
         if deadline is not None and time.perf_counter() > deadline:
@@ -108,6 +126,4 @@ def searched_until(formulation, instance: Instance, reduced: Instance, direction
         else:
             check_time()
 
-    details["searched without a model"] = details.get("searched without a model", 0) + 1
-    return settled_by_relaxation(formulation, instance, reduced, direction, start, quick, guesses, details,
-                                 roof=partial(maximise, check=check, budget=budget))
+    return partial(maximise, check=check, budget=budget)

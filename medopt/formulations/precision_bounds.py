@@ -9,11 +9,12 @@ are siblings)."""
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 
 from ..instance import judged_count
-from ..limits import check_time
+from ..limits import OutOfTime, check_time
 from ..modeling import direction_sign
 from . import q_quick
 
@@ -171,7 +172,8 @@ class PrecisionBounds:
         cap = self.min_cutoff(instance)
         return float(max(1, judged if cap is None else min(judged, cap)))
 
-    def parametric_bound(self, instance, direction, lam: float, roof, memo: dict | None = None) -> float:
+    def parametric_bound(self, instance, direction, lam: float, roof, memo: dict | None = None,
+                         deadline: float | None = None) -> float:
         """A bound on the direction's AP (or AP(norm=min)) difference from the roof duals of N - mu R
         (quadratic_form) at several mu (``roof``: solvers.roof_dual_bound).  Proof: F(mu), the roof
         dual, bounds N - mu R for every assignment, so one with R = J + m relevant documents (m of
@@ -181,7 +183,8 @@ class PrecisionBounds:
         (relaxation_bound) at its worst m; the other mu bound the small and the large m better.  The
         mu: lam times 1/8..16 (16 values, geometric), then twice a golden-section search over mu for
         the m that gives the bound (docs/speed.md#ap-at-depth-the-parametric-bound).  inf when lam <= 0
-        (a range's negative end: not needed there)."""
+        (a range's negative end: not needed there).  At ``deadline`` or the time limit, once some mu is
+        tried, the envelope of the mu tried so far, which bounds as well (fewer mu, a larger minimum)."""
         if not lam > 0 or not math.isfinite(lam):
             return math.inf
         n, rel = len(instance.unjudged), instance.metric.p("rel")
@@ -193,6 +196,8 @@ class PrecisionBounds:
         def at(mu):  # F(mu): a bound on max N - mu R
             if mu not in values:
                 check_time()
+                if values and deadline is not None and time.perf_counter() > deadline:
+                    raise OutOfTime
                 values[mu] = roof(n, *self.quadratic_form(instance, direction, mu, memo))[0]
             return values[mu]
 
@@ -203,16 +208,20 @@ class PrecisionBounds:
             worst = int(np.argmax(ratios))
             return float(ratios[worst]), worst, mus
 
-        for factor in np.geomspace(1 / 8, 16, 16):
-            at(float(lam * factor))
-        for _ in range(2):
-            _, m, mus = envelope()
-            best = int(np.argmin([values[mu] + mu * totals[m] for mu in mus]))
-            low, high = mus[max(best - 1, 0)], mus[min(best + 1, len(mus) - 1)]
-            for _ in range(8):  # the minimum over mu of the convex F(mu) + mu R lies in [low, high]
-                one, two = low + 0.382 * (high - low), low + 0.618 * (high - low)
-                if at(float(one)) + one * totals[m] < at(float(two)) + two * totals[m]:
-                    high = two
-                else:
-                    low = one
+        try:
+            for factor in np.geomspace(1 / 8, 16, 16):
+                at(float(lam * factor))
+            for _ in range(2):
+                _, m, mus = envelope()
+                best = int(np.argmin([values[mu] + mu * totals[m] for mu in mus]))
+                low, high = mus[max(best - 1, 0)], mus[min(best + 1, len(mus) - 1)]
+                for _ in range(8):  # the minimum over mu of the convex F(mu) + mu R lies in [low, high]
+                    one, two = low + 0.382 * (high - low), low + 0.618 * (high - low)
+                    if at(float(one)) + one * totals[m] < at(float(two)) + two * totals[m]:
+                        high = two
+                    else:
+                        low = one
+        except OutOfTime:  # the caller checks the clock again before any more work
+            if not values:
+                raise
         return envelope()[0]
