@@ -82,6 +82,9 @@ def relevance_quadratic(instance, direction):
 
 
 
+GOLDEN = (math.sqrt(5) - 1) / 2  # the golden-section ratio
+
+
 class PrecisionBounds:
     """The bounds without a model of PrecisionSums (its ``scale`` and ``min_cutoff`` come from it)."""
 
@@ -182,8 +185,9 @@ class PrecisionBounds:
         (D(m) = 0: every score 0, difference 0).  At mu = lam alone this is Dinkelbach's step
         (relaxation_bound) at its worst m; the other mu bound the small and the large m better.  The
         mu: lam times 1/8..16 (16 values, geometric), then twice a golden-section search over mu for
-        the m that gives the bound (docs/speed.md#ap-at-depth-the-parametric-bound).  inf when lam <= 0
-        (a range's negative end: not needed there).  At ``deadline`` or the time limit, once some mu is
+        the m that gives the bound, 2 + 8 roof duals each
+        (docs/speed.md#ap-at-depth-the-parametric-bound).  inf when lam <= 0 (a range's negative
+        end: not needed there).  At ``deadline`` or the time limit, once some mu is
         tried, the envelope of the mu tried so far, which bounds as well (fewer mu, a larger minimum)."""
         if not lam > 0 or not math.isfinite(lam):
             return math.inf
@@ -214,13 +218,24 @@ class PrecisionBounds:
             for _ in range(2):
                 _, m, mus = envelope()
                 best = int(np.argmin([values[mu] + mu * totals[m] for mu in mus]))
-                low, high = mus[max(best - 1, 0)], mus[min(best + 1, len(mus) - 1)]
-                for _ in range(8):  # the minimum over mu of the convex F(mu) + mu R lies in [low, high]
-                    one, two = low + 0.382 * (high - low), low + 0.618 * (high - low)
-                    if at(float(one)) + one * totals[m] < at(float(two)) + two * totals[m]:
-                        high = two
+                low, high = float(mus[max(best - 1, 0)]), float(mus[min(best + 1, len(mus) - 1)])
+
+                def h(mu, r=totals[m]):  # the bound on N at R = r from the roof dual at mu
+                    return at(mu) + mu * r
+
+                # golden-section search: the minimum over mu of the convex F(mu) + mu R lies in
+                # [low, high], and each step keeps one of its two inner points (one new roof dual)
+                one, two = high - GOLDEN * (high - low), low + GOLDEN * (high - low)
+                at_one, at_two = h(one), h(two)
+                for _ in range(8):
+                    if at_one < at_two:
+                        high, two, at_two = two, one, at_one
+                        one = high - GOLDEN * (high - low)
+                        at_one = h(one)
                     else:
-                        low = one
+                        low, one, at_one = one, two, at_two
+                        two = low + GOLDEN * (high - low)
+                        at_two = h(two)
         except OutOfTime:  # the caller checks the clock again before any more work
             if not values:
                 raise
