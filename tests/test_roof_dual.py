@@ -78,6 +78,40 @@ def test_roof_dual_bound_holds_and_equals_the_lp_relaxation():
     assert complete >= 30
 
 
+def test_a_reused_network_gives_the_bounds_and_labels_of_a_fresh_one():
+    """Within roof_dual.reusing(), roof duals of the same pairs and implications (the same arrays) with
+    other linear terms reset the last network's capacities instead of building it again: every bound
+    and labelling equals a fresh network's and the LP relaxation's, and interleaved forms (other
+    arrays) do not mix; outside the block nothing is kept."""
+    import medopt.solvers.roof_dual as roof_dual
+
+    rng = np.random.default_rng(20261125)
+    reused = 0
+    for _ in range(60):
+        forms = []
+        for _ in range(2):
+            n, constant, linear, first, second, weights, implications = random_quadratic(rng)
+            implies = (np.array([i for i, _ in implications], dtype=np.int64),
+                       np.array([j for _, j in implications], dtype=np.int64))
+            forms.append((n, constant, first, second, weights, implies, implications))
+        calls = [(forms[int(rng.integers(2))], rng.normal(size=7) * rng.choice([0.1, 1, 10])) for _ in range(6)]
+        with roof_dual.reusing():
+            for (n, constant, first, second, weights, implies, implications), linear in calls:
+                before = roof_dual._LAST[0]
+                bound, labels = roof_dual_bound(n, constant, linear[:n], first, second, weights, implies)
+                reused += before is not None and before[0] is first
+                saved, roof_dual._LAST = roof_dual._LAST, None  # a fresh network, as outside the block
+                try:
+                    fresh_bound, fresh_labels = roof_dual_bound(n, constant, linear[:n], first, second, weights, implies)
+                finally:
+                    roof_dual._LAST = saved
+                assert bound == fresh_bound and (labels == fresh_labels).all()
+                assert bound == pytest.approx(linearised_lp(n, constant, linear[:n], first, second, weights,
+                                                            implications), abs=1e-9)
+        assert roof_dual._LAST is None
+    assert reused >= 100
+
+
 @pytest.mark.parametrize("example", ["AP@5", "AP(rel=2)@5", "AP", "SSP@4"])
 def test_quadratic_form_is_the_evaluators_numerator_minus_lam_r(example):
     """constant + linear . b + sum w b_i b_j = R (AP(X) - AP(Y)) - lam R (SSP: k (SSP(X) - SSP(Y))) on

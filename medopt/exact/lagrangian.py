@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from ..solvers.roof_dual import roof_dual_bound
+from ..solvers.roof_dual import reusing, roof_dual_bound
 
 # roof duals (maximum flows) per bound at most (measured: docs/speed.md#q-measure-roof-dual-box-tests)
 MAX_STEPS = 30
@@ -60,20 +60,21 @@ def lagrangian_bound(form: tuple, constraints: list, check=None, floor: float = 
 
     nu = np.zeros(len(constraints)) if start is None else allowed(start)
     step = float(np.abs(linear).max(initial=0.0)) or 1.0
-    best = bound_at(nu)
-    while len(tried) < MAX_STEPS and best[0] > floor:
-        _, _, sums = bound_at(nu)
-        direction = np.array([1.0 if total < lo else (-1.0 if hi is not None and total > hi else 0.0)
-                              for total, (_, lo, hi) in zip(sums, constraints)])
-        if not direction.any():
-            break
-        while len(tried) < MAX_STEPS and step > 1e-12:
-            candidate = allowed(nu + step * direction)
-            outcome = bound_at(candidate)
-            if outcome[0] < best[0]:
-                nu, best, step = candidate, outcome, step * 1.5
+    with reusing():  # every multiplier's roof dual on one network (only the unary capacities change)
+        best = bound_at(nu)
+        while len(tried) < MAX_STEPS and best[0] > floor:
+            _, _, sums = bound_at(nu)
+            direction = np.array([1.0 if total < lo else (-1.0 if hi is not None and total > hi else 0.0)
+                                  for total, (_, lo, hi) in zip(sums, constraints)])
+            if not direction.any():
                 break
-            step /= 2
-        else:
-            break
+            while len(tried) < MAX_STEPS and step > 1e-12:
+                candidate = allowed(nu + step * direction)
+                outcome = bound_at(candidate)
+                if outcome[0] < best[0]:
+                    nu, best, step = candidate, outcome, step * 1.5
+                    break
+                step /= 2
+            else:
+                break
     return best[0], best[1], nu

@@ -12,7 +12,7 @@ from ..instance import Instance
 from ..limits import check_time
 from ..result import TOLERANCE
 from ..solvers import CUTOFF_SLACK
-from ..solvers.roof_dual import roof_dual_bound
+from ..solvers.roof_dual import reusing, roof_dual_bound
 from ..solvers.roof_search import MAX_NODES, maximise
 
 
@@ -64,6 +64,13 @@ def settled_by_relaxation(formulation, instance: Instance, reduced: Instance, di
     relaxation = getattr(formulation, "relaxation_bound", None)
     if relaxation is None or not math.isfinite(start):
         return False
+    with reusing():  # the steps and the parametric bound share their networks' arcs
+        return _settled(formulation, relaxation, instance, reduced, direction, start, quick, guesses, details,
+                        roof, deadline)
+
+
+def _settled(formulation, relaxation, instance: Instance, reduced: Instance, direction: str, start: float,
+             quick: dict, guesses: dict, details: dict, roof, deadline: float | None) -> bool:
     memo: dict = {}
     parametric = getattr(formulation, "parametric_bound", None) if reduced.metric.family == "AP" else None
     halfway = deadline if deadline is None or parametric is None else (time.perf_counter() + deadline) / 2

@@ -38,6 +38,7 @@ them with the evaluator, and when the LP is tight they reach the bound.
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -74,6 +75,7 @@ class Network:
     def __init__(self, n, unary, first, second, weights):
         self.n = n
         self.first, self.second = np.asarray(first, dtype=np.int64), np.asarray(second, dtype=np.int64)
+        self.weights = weights
         self.positive = weights > 0
         np.add.at(unary, self.first[self.positive], -weights[self.positive])  # -w b_i b_j = -w b_i + w [b_i=1, b_j=0]
         self.constant = unary[unary < 0].sum()
@@ -83,32 +85,73 @@ class Network:
     def cut(self, halves: list, implications) -> tuple[int | float, np.ndarray]:
         """(The maximum flow, the labels of the minimum cut) with ``halves`` (int64) as each term's two
         arcs' capacities; (inf, no labels) when the solver fails."""
-        from ortools.graph.python import max_flow
-
-        n, first, second, positive = self.n, self.first, self.second, self.positive
+        n = self.n
         source, sink = 2 * n, 2 * n + 1
-        p = np.arange(n)
-        q = p + n
         ones, zeros, plus, minus = halves
-        tails = [np.full(n, source), q, p, np.full(n, source),
-                 second[positive], q[first[positive]],                        # [b_i = 1, b_j = 0]
-                 q[first[~positive]], q[second[~positive]]]                   # [b_i = 1, b_j = 1]
-        heads = [p, np.full(n, sink), np.full(n, sink), q,
-                 first[positive], q[second[positive]],
-                 second[~positive], first[~positive]]
         capacities = [ones, ones, zeros, zeros, plus, plus, minus, minus]
-        if implications is not None and len(implications[0]):
-            i, j = (np.asarray(side, dtype=np.int64) for side in implications)
-            unbounded = np.full(len(i), int(sum(int(c.sum()) for c in capacities)) + 1, dtype=np.int64)
-            tails += [j, q[i]]
-            heads += [i, q[j]]
+        implied = implications is not None and len(implications[0])
+        if implied:
+            unbounded = np.full(len(implications[0]), int(sum(int(c.sum()) for c in capacities)) + 1, dtype=np.int64)
             capacities += [unbounded, unbounded]
-        flow = max_flow.SimpleMaxFlow()
-        flow.add_arcs_with_capacity(np.concatenate(tails).astype(np.int64), np.concatenate(heads).astype(np.int64),
-                                    np.concatenate(capacities).astype(np.int64))
+        flow = graph_for(self, implications if implied else None, np.concatenate(capacities).astype(np.int64))
         if flow.solve(source, sink) != flow.OPTIMAL:
             return math.inf, np.full(n, -1, dtype=np.int8)  # no claim
         on_source = np.zeros(2 * n + 2, dtype=bool)
         on_source[np.asarray(flow.get_source_side_min_cut(), dtype=np.int64)] = True
-        labels = np.where(on_source[p] & ~on_source[q], 0, np.where(~on_source[p] & on_source[q], 1, -1))
+        p, q = on_source[:n], on_source[n:2 * n]
+        labels = np.where(p & ~q, 0, np.where(~p & q, 1, -1))
         return int(flow.optimal_flow()), labels.astype(np.int8)
+
+
+# Inside ``reusing()``: the last network's arcs, kept for the next call with the same pairs and
+# implications (the same arrays: the Dinkelbach steps, the parametric bound and the Q-measure's
+# multipliers change only the unary costs, so only the capacities change), as [the arrays it was
+# built from, its SimpleMaxFlow]; None outside.
+_LAST: list | None = None
+
+
+@contextmanager
+def reusing():
+    """Within the block, a roof dual of the same pairs and implications as the one before (the same
+    arrays) resets the capacities of its network instead of building it again; the network is
+    dropped at the end (a depth-1000 network holds about a million arcs)."""
+    global _LAST
+    outer, _LAST = _LAST, _LAST if _LAST is not None else [None, None]
+    try:
+        yield
+    finally:
+        _LAST = outer
+
+
+def graph_for(network: Network, implications, capacities: np.ndarray):
+    """A SimpleMaxFlow holding ``network``'s arcs (Network.cut's order) with ``capacities``: within
+    ``reusing()`` the last one's, its capacities reset, when it was built for the same arrays; else a
+    new one."""
+    from ortools.graph.python import max_flow
+
+    built_from = (network.first, network.second, network.weights,
+                  *(implications if implications is not None else (None, None)))
+    last, flow = _LAST if _LAST is not None else (None, None)
+    if last is not None and flow.num_nodes() == 2 * network.n + 2 and all(x is y for x, y in zip(last, built_from)):
+        flow.set_arcs_capacity(np.arange(len(capacities), dtype=np.int64), capacities)
+        return flow
+    n, first, second, positive = network.n, network.first, network.second, network.positive
+    source, sink = 2 * n, 2 * n + 1
+    p = np.arange(n)
+    q = p + n
+    tails = [np.full(n, source), q, p, np.full(n, source),
+             second[positive], q[first[positive]],                        # [b_i = 1, b_j = 0]
+             q[first[~positive]], q[second[~positive]]]                   # [b_i = 1, b_j = 1]
+    heads = [p, np.full(n, sink), np.full(n, sink), q,
+             first[positive], q[second[positive]],
+             second[~positive], first[~positive]]
+    if implications is not None:
+        i, j = (np.asarray(side, dtype=np.int64) for side in implications)
+        tails += [j, q[i]]
+        heads += [i, q[j]]
+    flow = max_flow.SimpleMaxFlow()
+    flow.add_arcs_with_capacity(np.concatenate(tails).astype(np.int64), np.concatenate(heads).astype(np.int64),
+                                capacities)
+    if _LAST is not None:
+        _LAST[:] = [built_from, flow]
+    return flow
