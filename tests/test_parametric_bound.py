@@ -171,3 +171,26 @@ def test_the_cap_of_ap_norm_min_is_dropped_only_where_it_cannot_bind():
             result = medopt.med(str(metric), case.a, case.b, case.judgments, max_grade=case.max_grade)
             assert result.certified and result.value == pytest.approx(max(best.values()), abs=1e-9)
     assert dropped >= 30 and kept >= 30
+
+
+def test_under_a_time_limit_a_large_model_is_searched_on_instead(monkeypatch):
+    """A model predicted to need more than SEARCH_INSTEAD of the memory limit but within it: under a
+    time limit the direction is searched on over the roof dual instead of built (no solve), the answer
+    equal to enumeration, certified; without a time limit the same model is built and solved."""
+    from medopt.exact.common import FIXED_BYTES
+    from medopt.exact.driver import SEARCH_INSTEAD
+
+    limit = int(FIXED_BYTES / (SEARCH_INSTEAD + 0.25))  # a small instance needs a little over FIXED_BYTES
+
+    def solve(a, b, judgments):
+        result = medopt.med("AP", a, b, judgments, memory_limit=limit, time_limit=30)
+        assert result.certified and "stopped" not in result.details, result.details
+        return result
+
+    for a, b, judgments, result in searched_on(monkeypatch, solve, 9, 0.05, 4):
+        assert result.details["solves"] == 0
+        assert result.value == pytest.approx(medopt.med("AP", a, b, judgments, method="enumerate").value, abs=1e-9)
+        untimed = medopt.med("AP", a, b, judgments, memory_limit=limit)
+        assert untimed.certified and untimed.details["solves"] > 0, untimed.details
+        assert "searched without a model" not in untimed.details
+        assert untimed.value == pytest.approx(result.value, abs=1e-9)

@@ -164,14 +164,17 @@ def predicted_bytes(size, solver: str) -> int:
     return FIXED_BYTES + size.entries * BYTES_PER_ENTRY[size.builder, solver] + 8 * size.dense
 
 
-def check_memory(instance: Instance, formulation, strategy: str, solver: str, memory_limit: int | None) -> None:
+def check_memory(instance: Instance, formulation, strategy: str, solver: str, memory_limit: int | None,
+                 share: float = 1.0) -> None:
     """TooLargeError, before anything is built, when the strategy's models are predicted to need more
-    than ``memory_limit`` bytes (default limits.memory_limit())."""
+    than ``share`` of ``memory_limit`` bytes (default limits.memory_limit())."""
     limit = default_memory_limit() if memory_limit is None else memory_limit
     size = formulation.model_size(instance, strategy)
     need = predicted_bytes(size, solver)
-    if need > limit:
-        raise TooLargeError(
+    if need > share * limit:
+        error = TooLargeError(
             f"the exact model ({size.what}) would need about {need / 2 ** 30:.1f} GB, more than the "
             f"{limit / 2 ** 30:.1f} GB allowed per instance: use a smaller cutoff or max_grade, or a heuristic "
             f"method, or raise the limit (memory_limit=, or {MEMORY_LIMIT_VARIABLE})")
+        error.beyond_limit = need > limit  # False: within the limit, above the share asked for
+        raise error

@@ -97,6 +97,10 @@ STRATEGIES = {
     "boxes": Strategy(solve_boxes, BoxSearch),
 }
 DEFAULT_SOLVER = "highs"
+# Under a time limit, a direction of the sums of precisions whose model would need more than this share
+# of the memory limit is searched on over the roof dual instead of built, where its relaxation bounds
+# it (docs/speed.md#ap-at-depth-searching-instead-of-a-large-model)
+SEARCH_INSTEAD = 0.5
 
 
 def available_strategies(formulation, instance, solver: str) -> tuple[str, ...]:
@@ -248,8 +252,13 @@ def solve_directions(instance: Instance, *, solver: str | None, time_limit: floa
                 if clock.expired() or reduced is None:
                     raise OutOfTime
                 try:
-                    check_memory(reduced, formulation, chosen, solver, memory_limit)
-                except TooLargeError:
+                    # under a time limit a model above SEARCH_INSTEAD of the memory limit is not built where
+                    # the relaxation bounds the direction: it is searched on instead (below)
+                    search_instead = clock.deadline is not None and relaxed_below(formulation, quick, instance,
+                                                                                  direction, ceiling)
+                    check_memory(reduced, formulation, chosen, solver, memory_limit,
+                                 share=SEARCH_INSTEAD if search_instead else 1.0)
+                except TooLargeError as refused:
                     if not relaxed_below(formulation, quick, instance, direction, ceiling):
                         raise
                     # the search over the roof dual goes on, with no node budget, for this direction's
@@ -261,7 +270,8 @@ def solve_directions(instance: Instance, *, solver: str | None, time_limit: floa
                             continue
                     finally:  # unsettled, whether at its share of the time or at the deadline
                         if direction not in directions:
-                            details["stopped"] = "model too large"
+                            details["stopped"] = "model too large" if getattr(refused, "beyond_limit", True) else \
+                                "model too large for the time limit"
                     raise OutOfTime from None
                 if chosen == "boxes":
                     joint[direction] = (reduced, start)
