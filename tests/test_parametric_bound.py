@@ -194,3 +194,35 @@ def test_under_a_time_limit_a_large_model_is_searched_on_instead(monkeypatch):
         assert untimed.certified and untimed.details["solves"] > 0, untimed.details
         assert "searched without a model" not in untimed.details
         assert untimed.value == pytest.approx(result.value, abs=1e-9)
+
+
+@pytest.mark.parametrize("example", ["AP", "AP@6", "AP(norm=min)@4"])
+def test_the_bisection_above_the_difference_reached_keeps_a_proven_bound(example):
+    """exact/relaxation.bisected on random graded, partially judged instances, from differences
+    reached below the maximum and the trivial bound: the bound it leaves is at least the direction's
+    maximum (enumeration), never above where it started, and lower on many instances; every guess it
+    keeps is re-scored (its value is the assignment's difference)."""
+    from medopt.exact.relaxation import bisected
+
+    metric = parse_metric(example)
+    formulation = formulation_for(metric)
+    lowered = checked = 0
+    for case, _ in oracle_cases(seed=57 + len(example), count=40, k=metric.cutoff or 6, max_unjudged=6):
+        instance = build_instance(metric, case.a, case.b, case.judgments, max_grade=case.max_grade)
+        best = {"a": -np.inf, "b": -np.inf}
+        for assignment in assignments(instance):
+            for direction, value in instance.differences(assignment).items():
+                best[direction] = max(best[direction], value)
+        for direction in ("a", "b"):
+            for below in (0.0, 0.05, 0.3):
+                start = max(best[direction] - below, 0.0)
+                quick, guesses, details = {direction: 1.0}, {direction: (-np.inf, None)}, {}
+                bisected(formulation, instance, instance, direction, start, quick, guesses, details, None)
+                assert best[direction] - 1e-9 <= quick[direction] <= 1.0, (example, case, direction, start)
+                value, assignment = guesses[direction]
+                if assignment is not None:
+                    assert instance.differences(assignment)[direction] == pytest.approx(value, abs=1e-12)
+                    assert value <= best[direction] + 1e-12
+                lowered += quick[direction] < 1.0 - 1e-6
+                checked += 1
+    assert checked >= 200 and lowered >= checked // 2

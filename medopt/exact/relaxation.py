@@ -117,8 +117,49 @@ def searched_until(formulation, instance: Instance, reduced: Instance, direction
     if instance.limits or getattr(formulation, "relaxation_bound", None) is None:
         return False
     details["searched without a model"] = details.get("searched without a model", 0) + 1
+    bisected(formulation, instance, reduced, direction, start, quick, guesses, details,
+             None if deadline is None else (time.perf_counter() + deadline) / 2)
     return settled_by_relaxation(formulation, instance, reduced, direction, start, quick, guesses, details,
                                  roof=searching(deadline, math.inf if deadline is not None else UNTIMED_NODES))
+
+
+BISECTION_STEPS = 12   # the bisection's steps without a time limit (each at most MAX_NODES nodes)
+BISECTION_GAP = 1e-4   # ... and the gap between its bottom and top at which it stops
+
+
+def bisected(formulation, instance: Instance, reduced: Instance, direction: str, start: float, quick: dict,
+             guesses: dict, details: dict, deadline: float | None) -> None:
+    """An AP direction's bound (``quick``) lowered by bisection between ``start``, a difference reached,
+    and the bound (searched_until, before its search at ``start``).  Proof: relaxation_bound at any
+    mu >= 0 with the exact search over the roof dual (MAX_NODES nodes, ending at ``deadline`` with
+    the bound of its open nodes) in place of the roof dual is Dinkelbach's step, a proven bound: every
+    ratio is at most mu + max(F, 0) / D_min, F the search's bound on max N - mu D.  Where the search
+    proves F <= 0 the bound is mu itself and the top comes down to it, else the bottom goes up to mu
+    (that search may only have lacked nodes: the bisection looks for the lowest mu it can prove, not
+    for the maximum).  Nearer the bound the search proves more easily than at ``start``, where it
+    must close every node (docs/speed.md#ap-at-depth-bisection-above-the-difference-reached).  Each
+    step's candidate is re-scored and kept when better (``guesses``); details["bisected"] counts the
+    steps that lowered the bound."""
+    if reduced.metric.family != "AP" or instance.limits or not start >= 0:
+        return
+    memo: dict = {}
+    low, high = start, quick[direction]
+    for _ in range(BISECTION_STEPS if deadline is None else 10 ** 9):
+        check_time()
+        if high - low <= BISECTION_GAP or (deadline is not None and time.perf_counter() > deadline):
+            break
+        mu = (low + high) / 2
+        bound, labels = formulation.relaxation_bound(reduced, direction, mu, searching(deadline, MAX_NODES), memo)
+        if bound < quick[direction]:
+            quick[direction] = bound
+            details["bisected"] = details.get("bisected", 0) + 1
+        if labels is not None:
+            candidate = {**reduced.fixed, **labels}
+            value = instance.differences(candidate)[direction] if instance.satisfies_limits(candidate) else -math.inf
+            if value > guesses[direction][0]:
+                guesses[direction] = (value, candidate)
+            low = max(low, value)
+        low, high = (low, min(high, bound)) if bound <= mu + SEARCH_SLACK else (max(low, mu), high)
 
 
 def searching(deadline: float | None, nodes: float):
