@@ -109,8 +109,9 @@ UNTIMED_NODES = 10 * MAX_NODES
 
 def searched_until(formulation, instance: Instance, reduced: Instance, direction: str, start: float,
                    quick: dict, guesses: dict, details: dict, deadline: float | None) -> bool:
-    """A direction whose model would be too large (exact/driver.py): the Dinkelbach steps again, each
-    an exact search over the roof dual (solvers.roof_search) with no node budget, until ``deadline``
+    """A direction whose model would be too large (exact/driver.py): first the bisection above
+    ``start`` (bisected) for half the time to ``deadline``, then the Dinkelbach steps again, each an
+    exact search over the roof dual (solvers.roof_search) with no node budget, until ``deadline``
     (UNTIMED_NODES without one).  At the deadline the search under way returns the bound of its
     open nodes, a proven bound like every other (solvers/roof_search.py), so nothing is lost; True
     when the direction is settled (as settled_by_relaxation)."""
