@@ -4,6 +4,7 @@ direction they settle is not searched, and a direction whose model would be too 
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from functools import partial
@@ -145,7 +146,7 @@ def bisected(formulation, instance: Instance, reduced: Instance, direction: str,
         return
     memo: dict = {}
     low, high = start, quick[direction]
-    for _ in range(BISECTION_STEPS if deadline is None else 10 ** 9):
+    for _ in range(BISECTION_STEPS) if deadline is None else itertools.count():
         check_time()
         if high - low <= BISECTION_GAP or (deadline is not None and time.perf_counter() > deadline):
             break
