@@ -85,10 +85,7 @@ def _settled(formulation, relaxation, instance: Instance, reduced: Instance, dir
             return True
         if labels is None:
             break
-        candidate = {**reduced.fixed, **labels}
-        value = instance.differences(candidate)[direction] if instance.satisfies_limits(candidate) else -math.inf
-        if value > guesses[direction][0]:
-            guesses[direction] = (value, candidate)
+        value = rescored(instance, reduced, direction, labels, guesses)
         if value <= start + CUTOFF_SLACK:
             if roof is not roof_dual_bound or instance.limits:
                 break
@@ -101,6 +98,16 @@ def _settled(formulation, relaxation, instance: Instance, reduced: Instance, dir
     bound = parametric(reduced, direction, start, roof_dual_bound, memo, deadline=deadline)
     quick[direction] = min(quick[direction], bound)
     return bound <= start + CUTOFF_SLACK
+
+
+def rescored(instance: Instance, reduced: Instance, direction: str, labels: dict, guesses: dict) -> float:
+    """The direction's difference at a bound's candidate (``labels`` with the reduction's fixed
+    documents; -inf when it breaks a relevance limit), kept as the direction's guess when better."""
+    candidate = {**reduced.fixed, **labels}
+    value = instance.differences(candidate)[direction] if instance.satisfies_limits(candidate) else -math.inf
+    if value > guesses[direction][0]:
+        guesses[direction] = (value, candidate)
+    return value
 
 
 # without a time limit, the search of a direction whose model would be too large takes at most these
@@ -156,11 +163,7 @@ def bisected(formulation, instance: Instance, reduced: Instance, direction: str,
             quick[direction] = bound
             details["bisected"] = details.get("bisected", 0) + 1
         if labels is not None:
-            candidate = {**reduced.fixed, **labels}
-            value = instance.differences(candidate)[direction] if instance.satisfies_limits(candidate) else -math.inf
-            if value > guesses[direction][0]:
-                guesses[direction] = (value, candidate)
-            low = max(low, value)
+            low = max(low, rescored(instance, reduced, direction, labels, guesses))
         low, high = (low, min(high, bound)) if bound <= mu + SEARCH_SLACK else (max(low, mu), high)
 
 
