@@ -116,6 +116,50 @@ def test_time_limit_holds_when_a_model_too_large_is_searched_on(warm, monkeypatc
     assert result.details.get("stopped") == "model too large" and result.upper_bound < 1.0
 
 
+def test_a_direction_searched_on_leaves_the_time_after_its_share_to_the_other(warm, monkeypatch):
+    """A direction searched on without a model (exact/relaxation.searched_until) ends its search at its
+    share of the time; the parametric bound it then computes again (its start may have risen) ends at
+    that share too: at most one roof dual past it per call.  Before, the second pass computed the
+    whole parametric bound (36 roof duals, about 5 s at depth 1000) after the share, in the time of
+    the direction still waiting."""
+    import medopt.exact.driver as driver
+    from medopt.errors import TooLargeError
+    from medopt.formulations.precision_sums import PrecisionSums
+    import medopt.exact.relaxation as relaxation
+
+    def refuse(*args, **kwargs):
+        raise TooLargeError("refused for the test")
+
+    real, late = PrecisionSums.parametric_bound, []
+
+    def spy(self, instance, direction, lam, roof, memo=None, deadline=None):
+        calls = []
+        late.append(calls)
+
+        def counted(*args, **kwargs):  # a roof dual of the parametric bound, and whether past its deadline
+            calls.append(deadline is None or time.perf_counter() > deadline)
+            return roof(*args, **kwargs)
+        return real(self, instance, direction, lam, counted, memo, deadline=deadline)
+
+    def endless(*args, budget=None, check=None, **kwargs):  # until its share ends (budget 0) or the limit
+        while budget[0] > 0:
+            check()
+            time.sleep(0.005)
+        return real_search(*args, budget=budget, check=check, **kwargs)
+
+    real_search = relaxation.maximise
+    monkeypatch.setattr(relaxation, "maximise", endless)
+    monkeypatch.setattr(driver, "check_memory", refuse)
+    monkeypatch.setattr(PrecisionSums, "parametric_bound", spy)
+    a, b = deep_pair(200, similarity=0.6)
+    result, seconds = timed("AP", a, b, {}, method="exact", time_limit=4)
+    assert within(4, seconds), seconds
+    assert result.details.get("searched without a model") == 2
+    assert_honest_timeout(result)
+    # the first pass's two parametric bounds and at least the first searched direction's second one
+    assert len(late) >= 3 and all(sum(calls) <= 1 for calls in late), [(sum(c), len(c)) for c in late]
+
+
 @pytest.mark.parametrize("ranges", [False, True])
 def test_a_search_that_takes_the_time_leaves_the_other_direction_its_bounds(warm, monkeypatch, ranges):
     """Under a time limit the first direction's bounds without a model end at its share of the time

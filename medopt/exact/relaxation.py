@@ -60,8 +60,10 @@ def settled_by_relaxation(formulation, instance: Instance, reduced: Instance, di
 
     ``deadline`` (the driver's share of a time limit for this direction, so that the other one still
     gets time for its bounds): the steps and the search end at it, the search with the bound of its
-    open nodes (searching); where a parametric bound follows, they end halfway to it, and the
-    parametric bound at it, with the multipliers tried so far."""
+    open nodes (searching); where a parametric bound follows, the roof dual's steps end halfway to
+    it (a ``roof`` that is already a timed search, searched_until's, runs to its own end), and the
+    parametric bound at it, with the multipliers tried so far (at least one: past the deadline it
+    costs one roof dual, not the whole bound in the other direction's time)."""
     relaxation = getattr(formulation, "relaxation_bound", None)
     if relaxation is None or not math.isfinite(start):
         return False
@@ -74,7 +76,8 @@ def _settled(formulation, relaxation, instance: Instance, reduced: Instance, dir
              quick: dict, guesses: dict, details: dict, roof, deadline: float | None) -> bool:
     memo: dict = {}
     parametric = getattr(formulation, "parametric_bound", None) if reduced.metric.family == "AP" else None
-    halfway = deadline if deadline is None or parametric is None else (time.perf_counter() + deadline) / 2
+    halfway = deadline if deadline is None or parametric is None or roof is not roof_dual_bound \
+        else (time.perf_counter() + deadline) / 2
     for _ in range(MAX_RELAXATION_STEPS):
         check_time()  # each step is a maximum flow (0.1-0.3 s at depth 1000) and a re-scoring
         if halfway is not None and time.perf_counter() > halfway:
@@ -121,15 +124,17 @@ def searched_until(formulation, instance: Instance, reduced: Instance, direction
     ``start`` (bisected) for half the time to ``deadline``, then the Dinkelbach steps again, each an
     exact search over the roof dual (solvers.roof_search) with no node budget, until ``deadline``
     (UNTIMED_NODES without one).  At the deadline the search under way returns the bound of its
-    open nodes, a proven bound like every other (solvers/roof_search.py), so nothing is lost; True
-    when the direction is settled (as settled_by_relaxation)."""
+    open nodes, a proven bound like every other (solvers/roof_search.py), so nothing is lost, and
+    the parametric bound again (for the start reached) ends there too, leaving the time after the
+    share to the other direction; True when the direction is settled (as settled_by_relaxation)."""
     if instance.limits or getattr(formulation, "relaxation_bound", None) is None:
         return False
     details["searched without a model"] = details.get("searched without a model", 0) + 1
     bisected(formulation, instance, reduced, direction, start, quick, guesses, details,
              None if deadline is None else (time.perf_counter() + deadline) / 2)
     return settled_by_relaxation(formulation, instance, reduced, direction, start, quick, guesses, details,
-                                 roof=searching(deadline, math.inf if deadline is not None else UNTIMED_NODES))
+                                 roof=searching(deadline, math.inf if deadline is not None else UNTIMED_NODES),
+                                 deadline=deadline)
 
 
 BISECTION_STEPS = 12   # the bisection's steps without a time limit (each at most MAX_NODES nodes)
