@@ -71,6 +71,8 @@ class BoxForm:
                         for e in above:
                             for h in delta:
                                 key = (self.var(d, self.rel), self.var(e, h))
+                                if h == self.rel:  # z[d,rel] z[e,rel] = z[e,rel] z[d,rel]: one product (below)
+                                    key = (min(key), max(key))
                                 row = pairs.setdefault(key, len(pairs))
                                 pair_entries.append((row, column, delta[h]))
                     above.append(d)
