@@ -11,7 +11,7 @@ import numpy as np
 
 import medopt
 from medopt.errors import MedoptError
-from medopt.exact.lagrangian import lagrangian_bound
+from medopt.exact.lagrangian import lagrangian_bound, rows_bound
 from medopt.formulations import formulation_for
 from medopt.instance import build_instance
 from test_exact_q import (graded_instances, in_box, profile_of, random_box, roots_and_assignments,
@@ -37,7 +37,7 @@ def instances():
 
 def test_form_is_the_box_objective_and_the_lagrangian_bounds_it():
     rng = np.random.default_rng(303)
-    exact_profiles = boxes = strict = 0
+    exact_profiles = boxes = strict = tighter = 0
     for instance in instances():
         formulation = formulation_for(instance.metric)
         rel = instance.metric.p("rel")
@@ -73,6 +73,17 @@ def test_form_is_the_box_objective_and_the_lagrangian_bounds_it():
                     assert quadratic.assignment(z_of(quadratic, a).astype(np.int8)) == a
                 bound, labels, _ = lagrangian_bound(form, quadratic.counts(box))
                 assert bound >= needed - 1e-9, (instance.metric, box, direction, lam)
+                # the box's rows (q_rows.py) hold at every assignment of the box, and their Lagrangian bounds it
+                rows = quadratic.rows.at(box)
+                for a in inside:
+                    z = z_of(quadratic, a)
+                    values = rows.constant + rows.L @ z + rows.coefficient * z[rows.d_rel] + \
+                        rows.S @ (z[form[3]] * z[form[4]])
+                    assert (values[rows.active] >= -1e-9).all(), (instance.metric, box, a)
+                with_rows, row_labels, _ = rows_bound(form, rows)
+                assert with_rows >= needed - 1e-9, (instance.metric, box, direction, lam)
+                assert len(row_labels) == form[0]
+                tighter += with_rows < bound - 1e-6
                 # without the intervals the plain roof dual is a bound too, never below the Lagrangian's
                 free, *_ = lagrangian_bound(form, [])
                 assert free >= bound - 1e-9
@@ -81,6 +92,58 @@ def test_form_is_the_box_objective_and_the_lagrangian_bounds_it():
                 boxes += 1
     assert boxes >= 250 and exact_profiles >= 50
     assert strict >= 10, "the multipliers never lowered a bound: the intervals are not used"
+    assert tighter >= 5, "the rows never gave a lower bound than the intervals alone"
+
+
+def test_the_rows_bring_the_roof_dual_to_their_lp():
+    """The roof dual of the box's form plus its rows (q_rows.py) times the duals of the LP of the
+    products' standard linearisation with those rows is that LP's optimum (LP duality: the roof dual is
+    the LP over the products' McCormick rows); rows_bound started there returns it.  So the rows are
+    the LP's rows, and where they bind they lower the bound below the LP without them."""
+    from scipy.optimize import linprog
+    from scipy.sparse import coo_matrix, csr_matrix, hstack, vstack
+
+    rng = np.random.default_rng(307)
+    lowered = checked = 0
+    for instance in instances():
+        formulation = formulation_for(instance.metric)
+        roots, _ = roots_and_assignments(formulation, instance)
+        if not roots or not formulation.is_box(roots[-1]):
+            continue
+        for direction in ("a", "b"):
+            quadratic = formulation.box_quadratic(instance, direction)
+            if quadratic is None:
+                continue
+            box = random_box(rng, instance, roots[-1]) or roots[-1].box
+            form = quadratic.form(box, float(rng.uniform(0.0, 0.6)))
+            n, constant, linear, first, second, weights, (imply_from, imply_to) = form
+            pairs = len(weights)
+            mccormick = []  # y <= z_f, y <= z_s, z_f + z_s - y <= 1; z_i - z_j <= 0 for implications
+            for k, (f, s) in enumerate(zip(first.tolist(), second.tolist())):
+                mccormick += [([n + k, f], [1, -1], 0), ([n + k, s], [1, -1], 0), ([f, s, n + k], [1, 1, -1], 1)]
+            mccormick += [([i, j], [1, -1], 0) for i, j in zip(imply_from.tolist(), imply_to.tolist())]
+            rows_r = [r for r, (columns, _, _) in enumerate(mccormick) for _ in columns]
+            base = coo_matrix(([v for _, values, _ in mccormick for v in values],
+                               (rows_r, [c for columns, _, _ in mccormick for c in columns])),
+                              shape=(len(mccormick), n + pairs))
+            rows = quadratic.rows.at(box)
+            active = np.flatnonzero(rows.active)
+            on_z = rows.L + csr_matrix((rows.coefficient, (np.arange(len(rows.active)), rows.d_rel)),
+                                       shape=rows.L.shape)
+            ours = -hstack([on_z, rows.S]).tocsr()[active]  # constant + L z + S y >= 0, as <=
+            objective = -np.concatenate([linear, weights])
+            bounds = [(0, 1)] * (n + pairs)
+            plain = linprog(objective, A_ub=base, b_ub=[b for *_, b in mccormick], bounds=bounds, method="highs")
+            lp = linprog(objective, A_ub=vstack([base, ours]), b_ub=[b for *_, b in mccormick] + list(rows.constant[active]),
+                         bounds=bounds, method="highs")
+            assert lp.status == 0 and plain.status == 0
+            duals = np.zeros(len(rows.active))
+            duals[active] = np.maximum(0.0, -lp.ineqlin.marginals[len(mccormick):])
+            bound, _, _ = rows_bound(form, rows, floor=np.inf, start=duals)
+            assert abs(bound - (constant - lp.fun)) <= 1e-6 * max(1.0, abs(bound)), (instance.metric, box, bound, -lp.fun)
+            lowered += (constant - lp.fun) < (constant - plain.fun) - 1e-6
+            checked += 1
+    assert checked >= 60 and lowered >= 10, (checked, lowered)
 
 
 def test_a_pair_ranked_both_ways_is_one_product():

@@ -13,7 +13,7 @@ from ..modeling import assignment_from
 from ..solvers import CUTOFF_SLACK, SOLVERS, HighsSession, solve
 from .common import (DirectionResult, cutoff_for, improve_locally, offer_rescored, proven_bound,
                      settle_without_relevance)
-from .lagrangian import lagrangian_bound
+from .lagrangian import lagrangian_bound, rows_bound
 
 
 # HiGHS dual pricing for box LPs of at most this many rows: devex (no steepest-edge weights to set up
@@ -149,12 +149,16 @@ class BoxRun:
     def roof_test(self, case, inherited, cutoff):
         """A box tested by the roof dual of its F(lam) at lam = the cutoff, its intervals moved into the
         objective with multipliers (exact/lagrangian.py; the box in that form: ``box_quadratic``): every
-        difference in the box is <= lam + max(F_ub, 0) / R_lo as for its LP (solve_boxes).  A box that
-        bound closes is closed.  A box of several profiles over several grades it does not close is
-        split at once under it (its LP costs far more than the roof dual's few maximum flows and
-        bounded only a little lower); any other box (one profile, or an interval of R alone: one
-        profile grade, where the LP's prefix rows close boxes the roof dual does not) goes on to its
-        LP under the lower bound (measured: docs/speed.md#q-measure-roof-dual-box-tests).  The cut's labels are
+        difference in the box is <= lam + max(F_ub, 0) / R_lo as for its LP (solve_boxes).  A box over
+        R alone (one profile grade: no judgments, or binary ones) also has its LP's prefix rows moved
+        into the objective (rows_bound, formulations/q_rows.py), which brings the roof dual to its LP's
+        bound.  A box that bound closes is closed.  A box of several profiles it does not close is split
+        at once under it (its LP costs far more than the roof dual's few maximum flows and bounded
+        only a little lower), and so is a one-profile box over R alone (into its case, whose LP with
+        the collection cuts follows: its box LP bounded only a little below the roof dual with the
+        rows); a one-profile box over several grades goes on to its LP under the lower bound
+        (measured: docs/speed.md#q-measure-roof-dual-box-tests and
+        docs/speed.md#q-measure-the-box-lps-rows-in-the-roof-dual).  The cut's labels are
         re-scored as candidates (undetermined ones read as 0, then as 1), and one that beats the best
         difference is improved by one-document moves.  The halves of a box split here start their LPs,
         if they need them, from the last box LP's final basis (no LP of their parent gave one).  None
@@ -166,9 +170,13 @@ class BoxRun:
         if self.quadratic is None:
             return inherited
         result = self.result
-        excess, labels, multipliers = lagrangian_bound(
-            self.quadratic.form(case.box, cutoff), self.quadratic.counts(case.box), check=check_time, floor=0.0,
-            start=self.multipliers.pop(case.label, None))
+        form, start = self.quadratic.form(case.box, cutoff), self.multipliers.pop(case.label, None)
+        if len(case.box) == 1:  # an interval of R alone: with its LP's prefix rows (q_rows.py)
+            excess, labels, multipliers = rows_bound(form, self.quadratic.rows.at(case.box), check=check_time,
+                                                     floor=0.0, start=start)
+        else:
+            excess, labels, multipliers = lagrangian_bound(form, self.quadratic.counts(case.box), check=check_time,
+                                                           floor=0.0, start=start)
         result.solves += 1
         before = result.value
         for undetermined in (0, 1):  # the cut's labels, the undetermined ones (the LP's halves) read both ways
@@ -182,7 +190,7 @@ class BoxRun:
             result.bound = max(result.bound, bound)
             self.feasible_boxes += 1  # not known infeasible
             return None
-        if len(case.box) > 1 and any(lo != hi for _, lo, hi in case.box):
+        if len(case.box) == 1 or any(lo != hi for _, lo, hi in case.box):  # split (a one-profile box: its case)
             for child in self.formulation.split(self.instance, case):
                 self.multipliers[child.label] = multipliers  # the children start where the parent ended
                 self.push(bound, child, self.last_basis)  # no LP of their own parent: the last box LP's basis

@@ -16,7 +16,19 @@ The multipliers: from 0, a descent step on each constraint the current labels br
 undetermined labels counted as 1/2, below lo_p: nu_p rises; above hi_p: it falls), the step growing
 by 1.5 after a success and halving after a failure, at most ``MAX_STEPS`` roof duals; ``nu`` and the
 step size need no proof (any nu gives a valid bound), only the number of maximum flows matters.
-The labels of the best bound's cut are returned as a candidate (re-scored by the caller)."""
+The labels of the best bound's cut are returned as a candidate (re-scored by the caller).
+
+With rows (``rows_bound``): constraints constant_r + L_r z + S_r (z_f z_s) >= 0 that hold at every
+feasible z, quadratic ones included (formulations/q_rows.py: a Q-measure box's intervals and its LP's
+prefix rows); f_nu(z) = f(z) + sum_r nu_r (constant_r + L_r z + S_r (z_f z_s)) with every nu_r >= 0
+is again >= f(z) at every feasible z and again a quadratic function of binaries (the rows shift the
+linear terms and the pairs' weights), so its roof dual bounds the constrained maximum.  The roof
+dual is the LP relaxation of the products' standard linearisation, so at the multipliers of an LP
+with these rows (its duals) it gives that LP's optimum.  The multipliers: a projected subgradient
+step (Polyak's, towards a target ``TARGET`` below the first bound under ``floor``) at the row values
+of the roof dual's LP point (the cut's half-integral labels, each product at its optimum given them:
+min(z_f, z_s) for a positive weight, max(0, z_f + z_s - 1) otherwise), at most ``MAX_STEPS`` roof
+duals; any nu >= 0 gives a bound, so the steps need no proof."""
 
 from __future__ import annotations
 
@@ -78,3 +90,49 @@ def lagrangian_bound(form: tuple, constraints: list, check=None, floor: float = 
             else:
                 break
     return best[0], best[1], nu
+
+
+# rows_bound's Polyak target: this fraction of the first bound's size below the floor (measured:
+# docs/speed.md#q-measure-the-box-lps-rows-in-the-roof-dual)
+TARGET = 0.05
+
+
+def rows_bound(form: tuple, rows, check=None, floor: float = -math.inf,
+               start: np.ndarray | None = None) -> tuple[float, np.ndarray, np.ndarray]:
+    """(an upper bound on the maximum of ``form`` over the z meeting ``rows`` (formulations.q_rows.Rows:
+    constant + L z + coefficient z[d_rel] + S (z_f z_s) >= 0 where active), the best bound's labels,
+    its multipliers): the module docstring, from the multipliers ``start`` (a parent box's) when
+    given; the search stops once a bound is at most ``floor``."""
+    n, constant, linear, first, second, weights, implications = form
+    active = rows.active
+    nu = np.zeros(len(active)) if start is None else np.where(active, start, 0.0)
+    with reusing():  # the pairs' signs seldom change from one step to the next: the arcs are kept
+        return _descend(n, constant, linear, first, second, weights, implications, rows, check, floor, nu)
+
+
+def _descend(n, constant, linear, first, second, weights, implications, rows, check, floor, nu):
+    active = rows.active
+    best, best_labels, best_nu, target = math.inf, None, nu, None
+    for _ in range(MAX_STEPS):
+        if check is not None:
+            check()
+        shifted = linear + rows.L.T @ nu + np.bincount(rows.d_rel, rows.coefficient * nu, minlength=n)
+        pair_weights = weights + rows.S.T @ nu
+        bound, labels = roof_dual_bound(n, constant + float(rows.constant @ nu), shifted, first, second,
+                                        pair_weights, implications)
+        if bound < best or best_labels is None:
+            best, best_labels, best_nu = bound, labels, nu
+        if bound <= floor:
+            break
+        z = np.where(labels < 0, 0.5, labels).astype(float)
+        products = np.where(pair_weights > 0, np.minimum(z[first], z[second]),
+                            np.maximum(0.0, z[first] + z[second] - 1.0))
+        values = rows.constant + rows.L @ z + rows.coefficient * z[rows.d_rel] + rows.S @ products
+        slope = np.where(active & ((values < 0) | (nu > 0)), values, 0.0)  # the projected subgradient
+        norm = float(slope @ slope)
+        if norm == 0 or not math.isfinite(bound):
+            break
+        if target is None:
+            target = min(floor, bound) - TARGET * abs(bound) if math.isfinite(floor) else bound - TARGET * abs(bound)
+        nu = np.maximum(0.0, nu - (bound - target) / norm * slope)
+    return best, best_labels, best_nu

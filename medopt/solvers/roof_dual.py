@@ -105,8 +105,9 @@ class Network:
 
 # Inside ``reusing()``: the last network's arcs, kept for the next call with the same pairs and
 # implications (the same arrays: the Dinkelbach steps, the parametric bound and the Q-measure's
-# multipliers change only the unary costs, so only the capacities change), as [the arrays it was
-# built from, its SimpleMaxFlow]; None outside.
+# multipliers change only the unary costs, or the pairs' weights but not their signs, so only the
+# capacities change), as [the arrays it was built from (the pairs' signs by value), its
+# SimpleMaxFlow]; None outside.
 _LAST: list | None = None
 
 
@@ -129,10 +130,12 @@ def graph_for(network: Network, implications, capacities: np.ndarray):
     new one."""
     from ortools.graph.python import max_flow
 
-    built_from = (network.first, network.second, network.weights,
+    built_from = (network.first, network.second, network.positive,
                   *(implications if implications is not None else (None, None)))
     last, flow = _LAST if _LAST is not None else (None, None)
-    if last is not None and flow.num_nodes() == 2 * network.n + 2 and all(x is y for x, y in zip(last, built_from)):
+    if last is not None and flow.num_nodes() == 2 * network.n + 2 and all(
+            x is y for i, (x, y) in enumerate(zip(last, built_from)) if i != 2) and \
+            np.array_equal(last[2], network.positive):  # the same arcs: pairs, signs and implications
         flow.set_arcs_capacity(np.arange(len(capacities), dtype=np.int64), capacities)
         return flow
     n, first, second, positive = network.n, network.first, network.second, network.positive
