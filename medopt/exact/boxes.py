@@ -171,7 +171,7 @@ class BoxRun:
             return inherited
         result = self.result
         form, start = self.quadratic.form(case.box, cutoff), self.multipliers.pop(case.label, None)
-        if len(case.box) == 1:  # an interval of R alone: with its LP's prefix rows (q_rows.py)
+        if self.quadratic.rows is not None:  # a box over R alone: with its profiles' LP rows (q_rows.py)
             excess, labels, multipliers = rows_bound(form, self.quadratic.rows.at(case.box), check=check_time,
                                                      floor=0.0, start=start)
         else:

@@ -33,7 +33,7 @@ from scipy import sparse
 from ..instance import judged_count
 from ..limits import check_time
 from .q_profiles import depth, ideal_gains, shared_ranks
-from .q_rows import BoxRows
+from .q_rows import box_rows
 
 
 class BoxForm:
@@ -78,7 +78,7 @@ class BoxForm:
                                 pair_entries.append((row, column, delta[h]))
                     above.append(d)
                 column += 1
-        self.rows = BoxRows(self, pairs)  # the box's constraints in z (q_rows.py); may add pairs
+        self.rows = box_rows(self, pairs)  # the boxes' constraints in z (q_rows.py: R alone); may add pairs
         self.first = np.fromiter((a for a, _ in pairs), np.int64, len(pairs))
         self.second = np.fromiter((b for _, b in pairs), np.int64, len(pairs))
         self.pair_matrix = _matrix(pair_entries, len(pairs), column)
@@ -90,7 +90,8 @@ class BoxForm:
         self.implications = (np.concatenate([per_doc + g for g in range(1, top)] + [per_doc[:0]]),
                              np.concatenate([per_doc + g - 1 for g in range(1, top)] + [per_doc[:0]]))
         self.relevant = per_doc + self.rel - 1  # z[d, rel]
-        self.rows.finish()
+        if self.rows is not None:
+            self.rows.finish()
         self.judged_relevant = judged_count(instance, self.rel)
 
     def var(self, d, g) -> int:
