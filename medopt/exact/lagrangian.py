@@ -19,11 +19,11 @@ step size need no proof (any nu gives a valid bound), only the number of maximum
 The labels of the best bound's cut are returned as a candidate (re-scored by the caller).
 
 With rows (``rows_bound``): constraints constant_r + L_r z + S_r (z_f z_s) >= 0 that hold at every
-feasible z, quadratic ones included (formulations/q_rows.py: a Q-measure box's intervals and its LP's
-prefix rows); f_nu(z) = f(z) + sum_r nu_r (constant_r + L_r z + S_r (z_f z_s)) with every nu_r >= 0
-is again >= f(z) at every feasible z and again a quadratic function of binaries (the rows shift the
-linear terms and the pairs' weights), so its roof dual bounds the constrained maximum.  The roof
-dual is the LP relaxation of the products' standard linearisation, so at the multipliers of an LP
+feasible z, quadratic ones included (formulations/q_rows.py: a Q-measure box's intervals and the
+collection cuts of its profiles' LP); f_nu(z) = f(z) + sum_r nu_r (constant_r + L_r z + S_r (z_f z_s))
+with every nu_r >= 0 is again >= f(z) at every feasible z and again a quadratic function of binaries
+(the rows shift the linear terms and the pairs' weights), so its roof dual bounds the constrained
+maximum.  The roof dual is the LP relaxation of the products' standard linearisation, so at the multipliers of an LP
 with these rows (its duals) it gives that LP's optimum.  The multipliers: a projected subgradient
 step (Polyak's, towards a target ``TARGET`` below the first bound under ``floor``) at the row values
 of the roof dual's LP point (the cut's half-integral labels, each product at its optimum given them:
