@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import pytest
 
 import medopt
 from medopt.errors import MedoptError
@@ -216,10 +217,15 @@ def test_a_pair_ranked_both_ways_is_one_product():
     assert checked == 24
 
 
-def test_med_with_roof_tests_is_enumeration():
+@pytest.mark.parametrize("row_documents", [600, 0])
+def test_med_with_roof_tests_is_enumeration(monkeypatch, row_documents):
     """The box search with the roof dual tests (the default) against enumeration, ranges included, and
-    the tests do run (the log holds their entries)."""
+    the tests do run (the log holds their entries); boxes over R alone with their rows (q_rows.py) and,
+    ROW_DOCUMENTS = 0, without them (their LPs as before)."""
     from medopt.exact import boxes
+    from medopt.formulations import q_rows
+
+    monkeypatch.setattr(q_rows, "ROW_DOCUMENTS", row_documents)
 
     seen = []
     original = boxes.BoxRun.roof_test
@@ -232,7 +238,8 @@ def test_med_with_roof_tests_is_enumeration():
     boxes.BoxRun.roof_test = counting
     try:
         checked = 0
-        for instance in itertools.chain(graded_instances(seed=304, count=24), shared_rank_instances(seed=305, count=6)):
+        for instance in itertools.chain(graded_instances(seed=304, count=24), shared_rank_instances(seed=305, count=6),
+                                        binary_instances(seed=306, count=21)):
             kwargs = dict(a=instance.a, b=instance.b, judgments=instance.judgments, max_grade=instance.max_grade,
                           limits=instance.limits)
             metric = str(instance.metric)
@@ -250,7 +257,7 @@ def test_med_with_roof_tests_is_enumeration():
             checked += 1
     finally:
         boxes.BoxRun.roof_test = original
-    assert checked >= 25
+    assert checked >= 45
     assert sum(seen) >= 20, "the roof dual closed or split too few boxes to be tested"
 
 

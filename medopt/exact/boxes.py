@@ -190,7 +190,9 @@ class BoxRun:
             result.bound = max(result.bound, bound)
             self.feasible_boxes += 1  # not known infeasible
             return None
-        if len(case.box) == 1 or any(lo != hi for _, lo, hi in case.box):  # split (a one-profile box: its case)
+        # split at once: a box of several profiles over several grades, and any box over R alone with its
+        # rows (a one-profile one into its case), which the roof dual bounded about as their LPs would
+        if self.quadratic.rows is not None or (len(case.box) > 1 and any(lo != hi for _, lo, hi in case.box)):
             for child in self.formulation.split(self.instance, case):
                 self.multipliers[child.label] = multipliers  # the children start where the parent ended
                 self.push(bound, child, self.last_basis)  # no LP of their own parent: the last box LP's basis

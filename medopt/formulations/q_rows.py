@@ -53,9 +53,17 @@ class Rows:
     active: np.ndarray
 
 
+# rows only up to this many unjudged documents: the collection cuts make a product of every pair of
+# them (n (n - 1) / 2; 180,000 at 600), and every roof dual of the direction carries them (not tuned:
+# docs/speed.md#tuned-constants)
+ROW_DOCUMENTS = 600
+
+
 def box_rows(form, pairs: dict):
-    """The direction's BoxRows when its boxes are over R alone (one profile grade), else None."""
-    return BoxRows(form, pairs) if len(profile_grades(form.instance)) == 1 else None
+    """The direction's BoxRows when its boxes are over R alone (one profile grade) and it has at most
+    ROW_DOCUMENTS unjudged documents, else None (the boxes then go on to their LPs)."""
+    one_grade = len(profile_grades(form.instance)) == 1
+    return BoxRows(form, pairs) if one_grade and len(form.unjudged) <= ROW_DOCUMENTS else None
 
 
 class BoxRows:
