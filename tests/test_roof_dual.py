@@ -80,13 +80,14 @@ def test_roof_dual_bound_holds_and_equals_the_lp_relaxation():
 
 def test_a_reused_network_gives_the_bounds_and_labels_of_a_fresh_one():
     """Within roof_dual.reusing(), roof duals of the same pairs and implications (the same arrays) with
-    other linear terms reset the last network's capacities instead of building it again: every bound
+    other linear terms, or other pair weights of the same signs (rows_bound's multipliers), reset the
+    last network's capacities instead of building it again: every bound
     and labelling equals a fresh network's and the LP relaxation's, and interleaved forms (other
     arrays) do not mix; outside the block nothing is kept."""
     import medopt.solvers.roof_dual as roof_dual
 
     rng = np.random.default_rng(20261125)
-    reused = 0
+    reused = rescaled = 0
     for _ in range(60):
         forms = []
         for _ in range(2):
@@ -94,12 +95,20 @@ def test_a_reused_network_gives_the_bounds_and_labels_of_a_fresh_one():
             implies = (np.array([i for i, _ in implications], dtype=np.int64),
                        np.array([j for _, j in implications], dtype=np.int64))
             forms.append((n, constant, first, second, weights, implies, implications))
-        calls = [(forms[int(rng.integers(2))], rng.normal(size=7) * rng.choice([0.1, 1, 10])) for _ in range(6)]
+        calls = [(forms[int(rng.integers(2))], rng.normal(size=7) * rng.choice([0.1, 1, 10]), int(rng.integers(3)))
+                 for _ in range(6)]
         with roof_dual.reusing():
-            for (n, constant, first, second, weights, implies, implications), linear in calls:
+            for (n, constant, first, second, weights, implies, implications), linear, change in calls:
+                if change == 1:  # other weights of the same signs: the same arcs, other capacities
+                    weights = weights * rng.uniform(0.5, 2.0, size=len(weights))
+                elif change == 2 and len(weights):  # a sign turned: other arcs
+                    weights = weights.copy()
+                    weights[int(rng.integers(len(weights)))] *= -1
                 before = roof_dual._LAST[0]
                 bound, labels = roof_dual_bound(n, constant, linear[:n], first, second, weights, implies)
-                reused += before is not None and before[0] is first
+                same = before is not None and before[0] is first
+                reused += same
+                rescaled += same and change == 1
                 saved, roof_dual._LAST = roof_dual._LAST, None  # a fresh network, as outside the block
                 try:
                     fresh_bound, fresh_labels = roof_dual_bound(n, constant, linear[:n], first, second, weights, implies)
@@ -109,7 +118,7 @@ def test_a_reused_network_gives_the_bounds_and_labels_of_a_fresh_one():
                 assert bound == pytest.approx(linearised_lp(n, constant, linear[:n], first, second, weights,
                                                             implications), abs=1e-9)
         assert roof_dual._LAST is None
-    assert reused >= 100
+    assert reused >= 100 and rescaled >= 30, (reused, rescaled)
 
 
 @pytest.mark.parametrize("example", ["AP@5", "AP(rel=2)@5", "AP", "SSP@4"])

@@ -23,12 +23,13 @@ feasible z, quadratic ones included (formulations/q_rows.py: a Q-measure box's i
 collection cuts of its profiles' LP); f_nu(z) = f(z) + sum_r nu_r (constant_r + L_r z + S_r (z_f z_s))
 with every nu_r >= 0 is again >= f(z) at every feasible z and again a quadratic function of binaries
 (the rows shift the linear terms and the pairs' weights), so its roof dual bounds the constrained
-maximum.  The roof dual is the LP relaxation of the products' standard linearisation, so at the multipliers of an LP
-with these rows (its duals) it gives that LP's optimum.  The multipliers: a projected subgradient
-step (Polyak's, towards a target ``TARGET`` below the first bound under ``floor``) at the row values
-of the roof dual's LP point (the cut's half-integral labels, each product at its optimum given them:
-min(z_f, z_s) for a positive weight, max(0, z_f + z_s - 1) otherwise), at most ``MAX_STEPS`` roof
-duals; any nu >= 0 gives a bound, so the steps need no proof."""
+maximum.  The roof dual is the LP relaxation of the products' standard linearisation, so at the
+multipliers of an LP with these rows (its duals) it gives that LP's optimum.  The multipliers: a
+projected subgradient step (Polyak's, towards a target ``TARGET`` below the first bound under
+``floor``) at the row values of the roof dual's LP point (the cut's half-integral labels, each
+product at its optimum given them: min(z_f, z_s) for a positive weight, max(0, z_f + z_s - 1)
+otherwise), at most ``MAX_STEPS`` roof duals; any nu >= 0 gives a bound, so the steps need no
+proof."""
 
 from __future__ import annotations
 
@@ -104,8 +105,7 @@ def rows_bound(form: tuple, rows, check=None, floor: float = -math.inf,
     its multipliers): the module docstring, from the multipliers ``start`` (a parent box's) when
     given; the search stops once a bound is at most ``floor``."""
     n, constant, linear, first, second, weights, implications = form
-    active = rows.active
-    nu = np.zeros(len(active)) if start is None else np.where(active, start, 0.0)
+    nu = np.zeros(len(rows.active)) if start is None else np.where(rows.active, start, 0.0)
     with reusing():  # the pairs' signs seldom change from one step to the next: the arcs are kept
         return _descend(n, constant, linear, first, second, weights, implications, rows, check, floor, nu)
 
@@ -132,7 +132,7 @@ def _descend(n, constant, linear, first, second, weights, implications, rows, ch
         norm = float(slope @ slope)
         if norm == 0 or not math.isfinite(bound):
             break
-        if target is None:
-            target = min(floor, bound) - TARGET * abs(bound) if math.isfinite(floor) else bound - TARGET * abs(bound)
+        if target is None:  # TARGET of the first bound's size below the floor (below the bound without one)
+            target = (min(floor, bound) if math.isfinite(floor) else bound) - TARGET * abs(bound)
         nu = np.maximum(0.0, nu - (bound - target) / norm * slope)
     return best, best_labels, best_nu
