@@ -39,6 +39,7 @@ import numpy as np
 from scipy import sparse
 
 from ..instance import judged_count
+from ..limits import check_time
 from .q_profiles import depth, profile_grades
 
 
@@ -87,6 +88,7 @@ class BoxRows:
                 row = add(name, g)
                 linear += [(row, form.var(d, g), side) for d in form.unjudged]
         for d in form.unjudged:
+            check_time()  # O(n^2) products in all: the deadline is checked document by document (limits.py)
             others = [e for e in form.unjudged if e != d]
             for g in self.grades:
                 for name, side in (("upper", -1.0), ("lower", 1.0)):
