@@ -152,12 +152,12 @@ class BoxRun:
         difference in the box is <= lam + max(F_ub, 0) / R_lo as for its LP (solve_boxes).  A box over
         R alone (one profile grade: no judgments, or binary ones) also has the rows of its profiles'
         LP (the collection cuts) moved into the objective (rows_bound, formulations/q_rows.py), which
-        brings the roof dual to that LP's bound.  A box that bound closes is closed.  A box of several profiles it does not close is split
-        at once under it (its LP costs far more than the roof dual's few maximum flows and bounded
-        only a little lower), and so is a one-profile box over R alone (into its case: the roof dual
-        with the rows already bounds it about as its LP would); a one-profile box over several grades
-        goes on to its LP under the lower bound
-        (measured: docs/speed.md#q-measure-roof-dual-box-tests and
+        brings the roof dual to that LP's bound.  A box that bound closes is closed.  A box of several
+        profiles it does not close is split at once under it (its LP costs far more than the roof
+        dual's few maximum flows and bounded only a little lower), and so is a one-profile box over R
+        alone (into its case: the roof dual with the rows already bounds it about as its LP would); a
+        one-profile box over several grades goes on to its LP under the lower bound (measured:
+        docs/speed.md#q-measure-roof-dual-box-tests and
         docs/speed.md#q-measure-the-box-lps-rows-in-the-roof-dual).  The cut's labels are
         re-scored as candidates (undetermined ones read as 0, then as 1), and one that beats the best
         difference is improved by one-document moves.  The halves of a box split here start their LPs,

@@ -28,12 +28,11 @@ in the quadratic function: exact/lagrangian.py moves them into it with multiplie
 from __future__ import annotations
 
 import numpy as np
-from scipy import sparse
 
 from ..instance import judged_count
 from ..limits import check_time
 from .q_profiles import depth, ideal_gains, shared_ranks
-from .q_rows import box_rows
+from .q_rows import box_rows, matrix_of
 
 
 class BoxForm:
@@ -81,8 +80,8 @@ class BoxForm:
         self.rows = box_rows(self, pairs)  # the boxes' constraints in z (q_rows.py: R alone); may add pairs
         self.first = np.fromiter((a for a, _ in pairs), np.int64, len(pairs))
         self.second = np.fromiter((b for _, b in pairs), np.int64, len(pairs))
-        self.pair_matrix = _matrix(pair_entries, len(pairs), column)
-        self.linear_matrix = _matrix(linear_entries, self.n, column)
+        self.pair_matrix = matrix_of(pair_entries, len(pairs), column)
+        self.linear_matrix = matrix_of(linear_entries, self.n, column)
         self.constant_vector = np.zeros(column)
         for c, value in constants:
             self.constant_vector[c] += value
@@ -129,10 +128,3 @@ class BoxForm:
         z = np.where(labels < 0, undetermined, labels).reshape(len(self.unjudged), self.grades) == 1
         grades = np.where(z.any(axis=1), self.grades - np.argmax(z[:, ::-1], axis=1), 0)
         return dict(zip(self.unjudged, grades.tolist()))
-
-
-def _matrix(entries, rows: int, columns: int):
-    if not entries:
-        return sparse.csr_matrix((rows, columns))
-    r, c, v = zip(*entries)
-    return sparse.csr_matrix((v, (r, c)), shape=(rows, columns))

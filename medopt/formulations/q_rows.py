@@ -100,12 +100,12 @@ class BoxRows:
                         products.append((row, pairs.setdefault(key, len(pairs)), side))
         self.kind, self.grade, self.d_rel = np.array(kind), np.array(grade), np.array(d_rel, dtype=np.int64)
         self.others = len(form.unjudged) - 1
-        self.L = _matrix(linear, len(kind), form.n)
+        self.L = matrix_of(linear, len(kind), form.n)
         self._products, self._pairs, self.S = products, pairs, None
 
     def finish(self) -> None:
         """S, once the form's pairs are all known."""
-        self.S = _matrix(self._products, len(self.kind), len(self._pairs))
+        self.S = matrix_of(self._products, len(self.kind), len(self._pairs))
         del self._products, self._pairs
 
     def at(self, box) -> Rows:
@@ -125,7 +125,8 @@ class BoxRows:
                     self.S, active)
 
 
-def _matrix(entries, rows: int, columns: int):
+def matrix_of(entries, rows: int, columns: int) -> sparse.csr_matrix:
+    """A sparse matrix of (row, column, value) entries (repeated ones added)."""
     if not entries:
         return sparse.csr_matrix((rows, columns))
     r, c, v = zip(*entries)
