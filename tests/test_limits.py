@@ -123,9 +123,9 @@ def test_a_direction_searched_on_leaves_the_time_after_its_share_to_the_other(wa
     whole parametric bound (36 roof duals, about 5 s at depth 1000) after the share, in the time of
     the direction still waiting."""
     import medopt.exact.driver as driver
+    import medopt.exact.relaxation as relaxation
     from medopt.errors import TooLargeError
     from medopt.formulations.precision_sums import PrecisionSums
-    import medopt.exact.relaxation as relaxation
 
     def refuse(*args, **kwargs):
         raise TooLargeError("refused for the test")
