@@ -194,7 +194,8 @@ class BoxRun:
         # rows (a one-profile one into its case), which the roof dual bounded about as their LPs would
         if self.quadratic.rows is not None or (len(case.box) > 1 and any(lo != hi for _, lo, hi in case.box)):
             for child in self.formulation.split(self.instance, case):
-                self.multipliers[child.label] = multipliers  # the children start where the parent ended
+                if self.formulation.is_box(child):  # (a profile's case has no roof dual test)
+                    self.multipliers[child.label] = multipliers  # the children start where the parent ended
                 self.push(bound, child, self.last_basis)  # no LP of their own parent: the last box LP's basis
             return None
         return bound
