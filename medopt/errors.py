@@ -7,6 +7,8 @@ tasks): each pickles with its message and attributes whatever its constructor ta
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 
 def _rebuild(kind, args, state):
     error = Exception.__new__(kind)
@@ -58,3 +60,18 @@ class TooLargeError(MedoptError):
 class MedoptWarning(UserWarning):
     """Something the user would want to know that does not stop the job (the command prints it as
     ``medopt: warning: ...``): qrels that judge none of the topics, metrics given twice, ..."""
+
+
+@contextmanager
+def interruptible_import():
+    """Around the first import of a compiled solver module (highspy, OR-Tools): Ctrl-C while its
+    extension initialises comes out of the import as ``ImportError: initialization failed`` with the
+    KeyboardInterrupt as its context, and the caller (the CLI's one-line errors, a user's ``except
+    KeyboardInterrupt``) would report an internal error instead of an interrupt.  The
+    KeyboardInterrupt is raised in its place."""
+    try:
+        yield
+    except ImportError as error:
+        if isinstance(error.__context__, KeyboardInterrupt):
+            raise KeyboardInterrupt from error
+        raise

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from medopt.errors import interruptible_import
+
 ROOT = Path(__file__).resolve().parents[1]
 LATENCY = 2.0  # seconds from SIGINT to the process's exit
 
@@ -139,3 +141,21 @@ def test_ctrl_c_ends_compare_with_one_line_and_status_130(run_files):
     assert status == 130, (status, err)
     assert err.strip().splitlines() == ["medopt: interrupted"], err
     assert latency < LATENCY, latency
+
+
+def test_an_interrupt_while_a_solver_module_initialises_is_an_interrupt():
+    """Ctrl-C during the first import of OR-Tools' compiled modules came out as ``ImportError:
+    initialization failed`` (the cpsat case above, on a slow machine: SIGINT landed 1 s after the
+    marker, still in the import), which the CLI reports as an internal error; it is the interrupt."""
+    def initialising():
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise ImportError("initialization failed")
+
+    with pytest.raises(KeyboardInterrupt):
+        with interruptible_import():
+            initialising()
+    with pytest.raises(ImportError):  # a module that is missing stays an ImportError
+        with interruptible_import():
+            raise ImportError("No module named 'highspy'")

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..errors import MedoptError
+from ..errors import MedoptError, interruptible_import
 from ..limits import memory_limit
 from ..modeling.matrix import ColumnValues, MatrixModel, compile_model
 from .stoppable import HighsInterrupt, SolverOverran, run_stoppable
@@ -102,7 +102,8 @@ def _values(matrix: MatrixModel, x) -> tuple[ColumnValues, float, np.ndarray]:
 
 def _highs(matrix: MatrixModel, time_limit: float | None):
     """A HiGHS instance with medopt's options and ``matrix`` passed in."""
-    import highspy
+    with interruptible_import():
+        import highspy
 
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
@@ -267,7 +268,8 @@ def solve_cpsat(matrix: MatrixModel, time_limit: float | None, cutoff: float | N
     bound, which solve() raises to the cutoff.  Without the stop, a Dinkelbach step whose maximum
     is far below 0 went on closing its own gap long after its bound had fallen below 0
     (docs/solvers.md#cp-sat-stops-from-its-best-bound-callback)."""
-    from ortools.sat.python import cp_model
+    with interruptible_import():
+        from ortools.sat.python import cp_model
 
     started = time.perf_counter()
     if not matrix.integer.all():

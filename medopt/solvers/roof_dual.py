@@ -42,6 +42,8 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from ..errors import interruptible_import
+
 
 def roof_dual_bound(n: int, constant: float, linear: np.ndarray, first: np.ndarray, second: np.ndarray,
                     weights: np.ndarray, implications: tuple[np.ndarray, np.ndarray] | None = None,
@@ -128,7 +130,8 @@ def graph_for(network: Network, implications, capacities: np.ndarray):
     """A SimpleMaxFlow holding ``network``'s arcs (Network.cut's order) with ``capacities``: within
     ``reusing()`` the last one's, its capacities reset, when it was built for the same arrays; else a
     new one."""
-    from ortools.graph.python import max_flow
+    with interruptible_import():
+        from ortools.graph.python import max_flow
 
     built_from = (network.first, network.second, network.positive,
                   *(implications if implications is not None else (None, None)))
