@@ -194,6 +194,24 @@ def test_a_search_that_takes_the_time_leaves_the_other_direction_its_bounds(warm
         assert result.upper_bound < quick - 0.3, (result.upper_bound, quick)
 
 
+def test_the_seeds_stop_at_the_deadline(warm, monkeypatch):
+    """The formulation's seeds are re-scored one by one before any search: Q(beta=1)@1000's 1,546
+    prefixes took 2.1 s against time_limit=1 (the limits audit's one overrun).  Here 4,000 seeds of
+    1 ms each would take 4 s; the deadline ends them and the answer comes back at the limit."""
+    q = type(FORMULATIONS["Q"])
+
+    def slow_seeds(self, instance, direction):
+        for _ in range(4000):
+            time.sleep(0.001)
+            yield dict.fromkeys(instance.unjudged, 0)
+
+    monkeypatch.setattr(q, "seeds", slow_seeds)
+    a, b = deep_pair(20)
+    result, seconds = timed("Q(beta=1)@20", a, b, {}, time_limit=1)
+    assert within(1, seconds), seconds
+    assert_honest_timeout(result)
+
+
 def test_enumeration_honours_a_time_limit():
     """250,000 assignments take longer than the limit: the best found so far, status timeout."""
     a = [f"d{i}" for i in range(17)]
