@@ -197,7 +197,8 @@ def test_a_search_that_takes_the_time_leaves_the_other_direction_its_bounds(warm
 def test_the_seeds_stop_at_the_deadline(warm, monkeypatch):
     """The formulation's seeds are re-scored one by one before any search: Q(beta=1)@1000's 1,546
     prefixes took 2.1 s against time_limit=1 (the limits audit's one overrun).  Here 4,000 seeds of
-    1 ms each would take 4 s; the deadline ends them and the answer comes back at the limit."""
+    1 ms each would take 4 s; the deadline ends them and the answer comes back at the limit, with the
+    closed-form bound of every R (ProfileBoxes.quick_bound), not the trivial 1."""
     q = type(FORMULATIONS["Q"])
 
     def slow_seeds(self, instance, direction):
@@ -210,6 +211,7 @@ def test_the_seeds_stop_at_the_deadline(warm, monkeypatch):
     result, seconds = timed("Q(beta=1)@20", a, b, {}, time_limit=1)
     assert within(1, seconds), seconds
     assert_honest_timeout(result)
+    assert result.upper_bound < 1.0
 
 
 def test_enumeration_honours_a_time_limit():

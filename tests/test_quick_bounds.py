@@ -1,5 +1,5 @@
-"""The sums of precisions' bound without a model (PrecisionSums.quick_bound, from q_quick with
-beta = 0): on seeded random instances (graded, partially judged, uneven lists, with relevance
+"""The bounds without a model of the sums of precisions (PrecisionSums.quick_bound, from q_quick with
+beta = 0) and of the Q-measure (ProfileBoxes.quick_bound, q_quick over every R): on seeded random instances (graded, partially judged, uneven lists, with relevance
 limits), each direction's bound is at least that direction's maximum by enumeration; and an answer
 stopped by its time limit reports it instead of the trivial bound.
 """
@@ -18,7 +18,7 @@ from medopt.metrics import parse_metric
 
 from exact_cases import oracle_cases
 
-METRICS = ["AP@5", "AP", "AP(norm=min)@4", "SSP@5", "SP@5", "AP(rel=2)@5"]
+METRICS = ["AP@5", "AP", "AP(norm=min)@4", "SSP@5", "SP@5", "AP(rel=2)@5", "Q(beta=1)@5", "Q(beta=0.5,rel=2)@4"]
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "dl-hard"
 
 

@@ -140,6 +140,9 @@ class QMeasure(Formulation, CaseModels, ProfileBoxes):
     def strategies(self, instance):
         return ("enumerate", "boxes")
 
+    def quick_bound(self, instance, direction):
+        return ProfileBoxes.quick_bound(self, instance, direction)  # not Formulation's "no bound"
+
     def model_size(self, instance, strategy):
         """The products y[d, e, g] dominate: one per ordered pair of unjudged documents (e above d in a
         list; for the boxes' profile template every pair) and product grade, three rows each; the
