@@ -88,7 +88,7 @@ class ProfileBoxes(BoxSearch):
     def quick_bound(self, instance, direction) -> float:
         """The same closed form over every R (0 when R = 0 is reachable: both scores are 0): what an
         answer stopped before its box search reports instead of the trivial 1 (the driver asks for it
-        under a time limit; Q(beta=1)@1000 on a generated pair at time_limit=1: 0.9928)."""
+        under a time limit; docs/limits.md#time-limits)."""
         bound = max(self._per_r(instance, direction).values(), default=math.inf)
         return max(bound, 0.0) if judged_count(instance, instance.metric.p("rel")) == 0 else bound
 
