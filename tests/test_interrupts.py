@@ -59,7 +59,7 @@ elif case == "cpsat":  # AP@200 on CP-SAT: unsettled after 20 s
     call = lambda: medopt.med("AP@200", *pair(200), {}, solver="cpsat")
 elif case == "boxes":  # Q(beta=1)@100: the box LPs (HiGHS, ~90,000 nonzeros each), as for an instance
     from medopt.formulations import q_rows  # beyond the rows' reach (without them: over 60 s, 136 box LPs)
-    q_rows.ROW_DOCUMENTS = 0
+    q_rows.ROW_PRODUCTS = 0
     announce(backends.HighsSession, "solve")
     call = lambda: medopt.med("Q(beta=1)@100", *pair(100), {})
 elif case == "enumerate":  # 2^19 assignments, one by one

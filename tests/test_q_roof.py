@@ -217,15 +217,28 @@ def test_a_pair_ranked_both_ways_is_one_product():
     assert checked == 24
 
 
-@pytest.mark.parametrize("row_documents", [600, 0])
-def test_med_with_roof_tests_is_enumeration(monkeypatch, row_documents):
+@pytest.mark.parametrize("row_products, second_test, rows_first", [(None, None, False), (0, None, False),
+                                                                    (None, 0.0, False), (None, 0.0, True)])
+def test_med_with_roof_tests_is_enumeration(monkeypatch, row_products, second_test, rows_first):
     """The box search with the roof dual tests (the default) against enumeration, ranges included, and
-    the tests do run (the log holds their entries); boxes over R alone with their rows (q_rows.py) and,
-    ROW_DOCUMENTS = 0, without them (their LPs as before)."""
+    the tests do run (the log holds their entries); boxes with their rows (q_rows.py) and, ROW_PRODUCTS
+    = 0, without them (boxes over R alone: their LPs as before; graded ones: the intervals' descent
+    alone); graded boxes with both tests on every box they do not close (SECOND_TEST = 0), the rows
+    first or second."""
     from medopt.exact import boxes
     from medopt.formulations import q_rows
 
-    monkeypatch.setattr(q_rows, "ROW_DOCUMENTS", row_documents)
+    if row_products is not None:
+        monkeypatch.setattr(q_rows, "ROW_PRODUCTS", row_products)
+    if second_test is not None:
+        monkeypatch.setattr(boxes, "SECOND_TEST", second_test)
+    if rows_first:  # the rows' share of closed boxes starts above the descent's
+        original_init = boxes.BoxRun.__init__
+
+        def init(self, *args, **kwargs):
+            original_init(self, *args, **kwargs)
+            self.graded_record = {"rows": [0, 0, 0], "intervals": [0, 0, 0]}
+        monkeypatch.setattr(boxes.BoxRun, "__init__", init)
 
     seen = []
     original = boxes.BoxRun.roof_test

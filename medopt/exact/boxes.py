@@ -22,6 +22,15 @@ from .lagrangian import lagrangian_bound, rows_bound
 DEVEX_ROWS = 2000
 
 
+# A graded box's test by its rows (BoxRun.graded_tests): this many roof duals from multipliers 0; the
+# test with fewer boxes closed per unit of work runs second only while its rate is at least SECOND_TEST
+# times the other's; PRIOR_WORK is the work (network sizes) of the rates' prior of one box closed.
+# Values: docs/speed.md#q-measure-the-rows-for-graded-boxes
+GRADED_ROW_STEPS = 5
+SECOND_TEST = 0.5
+PRIOR_WORK = 100_000
+
+
 # seconds for a box's test model (CP-SAT) at first; a box not settled in that time is split (the
 # budget doubles while tests end with no bound: solve_boxes).  Value: docs/speed.md#tuned-constants
 BOX_TIME_LIMIT = 0.25
@@ -75,6 +84,7 @@ class BoxRun:
         self.feasible_boxes, self.order, self.templates, self.case_templates = 0, 0, False, False
         self.quadratic = False  # the formulation's box_quadratic, once a box needs it
         self.multipliers = {}  # box label -> its parent's Lagrangian multipliers (roof_test)
+        self.graded_record = {"intervals": [0, 0, 0], "rows": [0, 0, 0]}  # tried, closed, work (graded_tests)
         self.last_basis = None  # the final basis of the direction's last box LP
         self.box_budget = BOX_TIME_LIMIT
         self.rescored = {}  # solver points already re-scored (offer_rescored)
@@ -169,19 +179,27 @@ class BoxRun:
             self.quadratic = self.formulation.box_quadratic(self.instance, self.direction)
         if self.quadratic is None:
             return inherited
-        result = self.result
-        form, start = self.quadratic.form(case.box, cutoff), self.multipliers.pop(case.label, None)
-        if self.quadratic.rows is not None:  # a box over R alone: with its profiles' LP rows (q_rows.py)
-            excess, labels, multipliers = rows_bound(form, self.quadratic.rows.at(case.box), check=check_time,
+        result, quadratic = self.result, self.quadratic
+        form = quadratic.form(case.box, cutoff)
+        start, row_start = self.multipliers.pop(case.label, (None, None))
+        found = []  # the labels of every cut tried
+        if quadratic.rows is None:  # no rows: the intervals' descent
+            excess, labels, start = lagrangian_bound(form, quadratic.counts(case.box), check=check_time,
                                                      floor=0.0, start=start)
+            found.append(labels)
+        elif quadratic.one_grade:  # a box over R alone: the rows of its profiles' LP (q_rows.py)
+            excess, labels, row_start = rows_bound(form, quadratic.rows.at(case.box), check=check_time,
+                                                   floor=0.0, start=row_start)
+            found.append(labels)
         else:
-            excess, labels, multipliers = lagrangian_bound(form, self.quadratic.counts(case.box), check=check_time,
-                                                           floor=0.0, start=start)
+            excess, start = self.graded_tests(case, form, start, found)
+        multipliers = (start, row_start)
         result.solves += 1
         before = result.value
-        for undetermined in (0, 1):  # the cut's labels, the undetermined ones (the LP's halves) read both ways
-            offer_rescored(result, self.instance, self.direction, self.quadratic.assignment(labels, undetermined),
-                           self.rescored)
+        for labels in found:
+            for undetermined in (0, 1):  # the cut's labels, the undetermined ones (the LP's halves) read both ways
+                offer_rescored(result, self.instance, self.direction, quadratic.assignment(labels, undetermined),
+                               self.rescored)
         if result.value > before:  # a new best difference: one-document moves from it
             improve_locally(result, self.instance, self.direction, result.assignment)
         bound = min(inherited, cutoff + max(excess, 0.0) / case.denominator)
@@ -192,13 +210,62 @@ class BoxRun:
             return None
         # split at once: a box of several profiles over several grades, and any box over R alone with its
         # rows (a one-profile one into its case), which the roof dual bounded about as their LPs would
-        if self.quadratic.rows is not None or (len(case.box) > 1 and any(lo != hi for _, lo, hi in case.box)):
+        if (quadratic.one_grade and quadratic.rows is not None) or \
+                (len(case.box) > 1 and any(lo != hi for _, lo, hi in case.box)):
             for child in self.formulation.split(self.instance, case):
                 if self.formulation.is_box(child):  # (a profile's case has no roof dual test)
                     self.multipliers[child.label] = multipliers  # the children start where the parent ended
                 self.push(bound, child, self.last_basis)  # no LP of their own parent: the last box LP's basis
             return None
         return bound
+
+    def graded_tests(self, case, form, start, found) -> tuple:
+        """(the excess F_ub of a graded box, the intervals' multipliers for its halves) by two tests: the
+        intervals' descent (lagrangian_bound, on the form without the rows' extra products, from the
+        parent's multipliers) and the rows (rows_bound, the collection cuts and the intervals, with
+        GRADED_ROW_STEPS roof duals from multipliers 0); each gives a proven bound, and the lower is kept.
+
+        Which pays depends on the instance (the rows close the boxes of a topic whose few judged
+        documents are all relevant; the descent, in one or two maximum flows, those of a topic with many
+        judged ones: docs/speed.md#q-measure-the-rows-for-graded-boxes).  So each test's work is
+        counted, as the sizes (variables + products) of the networks it solved, and the test with more
+        boxes closed per unit of work, (closed + 1) / (work + PRIOR_WORK), goes first; the other runs
+        when the first does not close the box and its own rate is at least SECOND_TEST times the
+        first's.  The counts are deterministic, so the same instance takes the same path.  ``found``
+        receives each cut's labels."""
+        quadratic, record = self.quadratic, self.graded_record
+        excess = math.inf
+
+        def rate(test):
+            _, closed, work = record[test]
+            return (closed + 1) / (work + PRIOR_WORK)
+
+        def counting(test, size):
+            def check():  # called before each roof dual
+                check_time()
+                record[test][2] += size
+            return check
+
+        order = sorted(record, key=rate, reverse=True)  # ties: the descent first (dicts keep their order)
+        for test in order:
+            if test != order[0] and rate(test) < SECOND_TEST * rate(order[0]):
+                break
+            if test == "intervals":
+                plain = quadratic.without_rows(form)
+                bound, labels, start = lagrangian_bound(plain, quadratic.counts(case.box),
+                                                        check=counting(test, plain[0] + len(plain[3])),
+                                                        floor=0.0, start=start)
+            else:
+                bound, labels, _ = rows_bound(form, quadratic.rows.at(case.box),
+                                              check=counting(test, form[0] + len(form[3])), floor=0.0,
+                                              steps=GRADED_ROW_STEPS)
+            found.append(labels)
+            excess = min(excess, bound)
+            record[test][0] += 1
+            if excess <= 0:
+                record[test][1] += 1
+                break
+        return excess, start
 
     def test(self, case, inherited, start_basis) -> None:
         """Settle, close or split one box (or solve one case): solve_boxes's docstring."""

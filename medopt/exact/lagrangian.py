@@ -99,21 +99,21 @@ TARGET = 0.05
 
 
 def rows_bound(form: tuple, rows, check=None, floor: float = -math.inf,
-               start: np.ndarray | None = None) -> tuple[float, np.ndarray, np.ndarray]:
+               start: np.ndarray | None = None, steps: int = MAX_STEPS) -> tuple[float, np.ndarray, np.ndarray]:
     """(an upper bound on the maximum of ``form`` over the z meeting ``rows`` (formulations.q_rows.Rows:
     constant + L z + coefficient z[d_rel] + S (z_f z_s) >= 0 where active), the best bound's labels,
     its multipliers): the module docstring, from the multipliers ``start`` (a parent box's) when
-    given; the search stops once a bound is at most ``floor``."""
+    given; the search stops once a bound is at most ``floor``, or after ``steps`` roof duals."""
     n, constant, linear, first, second, weights, implications = form
     nu = np.zeros(len(rows.active)) if start is None else np.where(rows.active, start, 0.0)
     with reusing():  # the pairs' signs seldom change from one step to the next: the arcs are kept
-        return _descend(n, constant, linear, first, second, weights, implications, rows, check, floor, nu)
+        return _descend(n, constant, linear, first, second, weights, implications, rows, check, floor, nu, steps)
 
 
-def _descend(n, constant, linear, first, second, weights, implications, rows, check, floor, nu):
+def _descend(n, constant, linear, first, second, weights, implications, rows, check, floor, nu, steps):
     active = rows.active
     best, best_labels, best_nu, target = math.inf, None, nu, None
-    for _ in range(MAX_STEPS):
+    for _ in range(steps):
         if check is not None:
             check()
         shifted = linear + rows.L.T @ nu + np.bincount(rows.d_rel, rows.coefficient * nu, minlength=n)

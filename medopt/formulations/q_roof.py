@@ -31,7 +31,7 @@ import numpy as np
 
 from ..instance import judged_count
 from ..limits import check_time
-from .q_profiles import depth, ideal_gains, shared_ranks
+from .q_profiles import depth, ideal_gains, profile_grades, shared_ranks
 from .q_rows import box_rows, matrix_of
 
 
@@ -77,9 +77,13 @@ class BoxForm:
                                 pair_entries.append((row, column, delta[h]))
                     above.append(d)
                 column += 1
-        self.rows = box_rows(self, pairs)  # the boxes' constraints in z (q_rows.py: R alone); may add pairs
+        self.own_pairs = len(pairs)  # the objective's products; the rows may add more (weight 0 here)
+        self.rows = box_rows(self, pairs)  # the boxes' constraints in z (q_rows.py); may add pairs
+        self.one_grade = len(profile_grades(instance)) == 1  # boxes over R alone
         self.first = np.fromiter((a for a, _ in pairs), np.int64, len(pairs))
         self.second = np.fromiter((b for _, b in pairs), np.int64, len(pairs))
+        # the same arrays every time (roof_dual.reusing keeps a network for the same arrays)
+        self.own_first, self.own_second = self.first[:self.own_pairs], self.second[:self.own_pairs]
         self.pair_matrix = matrix_of(pair_entries, len(pairs), column)
         self.linear_matrix = matrix_of(linear_entries, self.n, column)
         self.constant_vector = np.zeros(column)
@@ -110,6 +114,12 @@ class BoxForm:
         constant = float(self.constant_vector @ coefficients) - lam * self.judged_relevant
         return (self.n, constant, linear, self.first, self.second, self.pair_matrix @ coefficients,
                 self.implications)
+
+    def without_rows(self, form):
+        """``form`` with only the objective's own products (the rows' extra ones carry weight 0 in it): a
+        smaller network for the interval descent."""
+        n, constant, linear, _, _, weights, implications = form
+        return n, constant, linear, self.own_first, self.own_second, weights[:self.own_pairs], implications
 
     def counts(self, box) -> list:
         """The box's intervals as (z indices, least, most or None) on sums of z: lo_g - J_g <= sum_d

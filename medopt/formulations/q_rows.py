@@ -26,10 +26,12 @@ the products' standard linearisation) the roof dual gives that LP's optimum, so 
 settles can be settled by maximum flows (measured:
 docs/speed.md#q-measure-the-box-lps-rows-in-the-roof-dual).
 
-Built for one profile grade only (boxes over R alone: no judgments, or binary ones); with graded
-profiles the rows' subgradient took longer than the interval descent it would replace.  The rows of a
-direction form one fixed list, so multipliers carry over from a box to its halves; a box switches on
-the rows that apply to it and sets their coefficients and constants (``at``)."""
+Built for every box (over R alone, or over several grades) while their products stay at most
+ROW_PRODUCTS.  A box over R alone is tested with the rows alone; a graded box first by the interval
+descent (lagrangian_bound, on the form without the rows' extra products) and, when that does not close
+it, by the rows (exact/boxes.py, ``BoxRun.roof_test``).  The rows of a direction form one fixed list,
+so multipliers carry over from a box to its halves; a box switches on the rows that apply to it and
+sets their coefficients and constants (``at``)."""
 
 from __future__ import annotations
 
@@ -54,17 +56,22 @@ class Rows:
     active: np.ndarray
 
 
-# rows only up to this many unjudged documents: the collection cuts make a product of every pair of
-# them (n (n - 1) / 2; 180,000 at 600), and every roof dual of the direction carries them (not tuned:
-# docs/speed.md#tuned-constants)
-ROW_DOCUMENTS = 600
+# rows only while their products z[d,rel] z[e,g] (every pair of unjudged documents, every profile grade
+# g; the one of g = rel counted once) are at most this many: every roof dual with the rows carries them
+# (180,000: 600 unjudged documents over R alone; not tuned: docs/speed.md#tuned-constants)
+ROW_PRODUCTS = 600 * 599 // 2
+
+
+def row_products(n: int, grades: int) -> int:
+    """The products of the rows of n unjudged documents and ``grades`` profile grades (rel one of them)."""
+    return n * (n - 1) // 2 + n * (n - 1) * (grades - 1)
 
 
 def box_rows(form, pairs: dict):
-    """The direction's BoxRows when its boxes are over R alone (one profile grade) and it has at most
-    ROW_DOCUMENTS unjudged documents, else None (the boxes then go on to their LPs)."""
-    one_grade = len(profile_grades(form.instance)) == 1
-    return BoxRows(form, pairs) if one_grade and len(form.unjudged) <= ROW_DOCUMENTS else None
+    """The direction's BoxRows when their products are at most ROW_PRODUCTS, else None (the boxes over R
+    alone then go on to their LPs, the graded ones keep the interval descent alone)."""
+    products = row_products(len(form.unjudged), len(profile_grades(form.instance)))
+    return BoxRows(form, pairs) if products <= ROW_PRODUCTS else None
 
 
 class BoxRows:
