@@ -217,27 +217,26 @@ def test_a_pair_ranked_both_ways_is_one_product():
     assert checked == 24
 
 
-@pytest.mark.parametrize("row_products, second_test, rows_first", [(None, None, False), (0, None, False),
-                                                                    (None, 0.0, False), (None, 0.0, True)])
-def test_med_with_roof_tests_is_enumeration(monkeypatch, row_products, second_test, rows_first):
+@pytest.mark.parametrize("row_products, explore, rows_first", [(None, None, False), (0, None, False),
+                                                                (None, 1e9, False), (None, None, True)])
+def test_med_with_roof_tests_is_enumeration(monkeypatch, row_products, explore, rows_first):
     """The box search with the roof dual tests (the default) against enumeration, ranges included, and
     the tests do run (the log holds their entries); boxes with their rows (q_rows.py) and, ROW_PRODUCTS
     = 0, without them (boxes over R alone: their LPs as before; graded ones: the intervals' descent
-    alone); graded boxes with both tests on every box they do not close (SECOND_TEST = 0), the rows
-    first or second."""
+    alone); graded boxes with both tests on every box (EXPLORE huge), and with the rows first."""
     from medopt.exact import boxes
     from medopt.formulations import q_rows
 
     if row_products is not None:
         monkeypatch.setattr(q_rows, "ROW_PRODUCTS", row_products)
-    if second_test is not None:
-        monkeypatch.setattr(boxes, "SECOND_TEST", second_test)
-    if rows_first:  # the rows' share of closed boxes starts above the descent's
+    if explore is not None:
+        monkeypatch.setattr(boxes, "EXPLORE", explore)
+    if rows_first:  # the rows start with a box closed (alone), the descent with none
         original_init = boxes.BoxRun.__init__
 
         def init(self, *args, **kwargs):
             original_init(self, *args, **kwargs)
-            self.graded_record = {"rows": [0, 0, 0], "intervals": [0, 0, 0]}
+            self.graded_record = {"intervals": [0.0, 0.0, 0.0], "rows": [1.0, 0.0, 1.0], "weight": 0.0}
         monkeypatch.setattr(boxes.BoxRun, "__init__", init)
 
     seen = []

@@ -22,13 +22,15 @@ from .lagrangian import lagrangian_bound, rows_bound
 DEVEX_ROWS = 2000
 
 
-# A graded box's test by its rows (BoxRun.graded_tests): this many roof duals from multipliers 0; the
-# test with fewer boxes closed per unit of work runs second only while its rate is at least SECOND_TEST
-# times the other's; PRIOR_WORK is the work (network sizes) of the rates' prior of one box closed.
+# A graded box's test by its rows (BoxRun.graded_tests): this many roof duals from multipliers 0.  Graded
+# boxes run both tests while the second tests of such boxes have taken at most EXPLORE of all the tests'
+# work; the averages over those boxes (older ones weighed down by DECAY each; priors PRIOR_CLOSED boxes
+# closed, PRIOR_WORK work in network sizes) choose the order and whether the second runs.
 # Values: docs/speed.md#q-measure-the-rows-for-graded-boxes
 GRADED_ROW_STEPS = 5
-SECOND_TEST = 0.5
-PRIOR_WORK = 100_000
+EXPLORE = 0.1
+DECAY = 0.8
+PRIOR_CLOSED, PRIOR_WORK = 0.5, 50_000
 
 
 # seconds for a box's test model (CP-SAT) at first; a box not settled in that time is split (the
@@ -84,7 +86,9 @@ class BoxRun:
         self.feasible_boxes, self.order, self.templates, self.case_templates = 0, 0, False, False
         self.quadratic = False  # the formulation's box_quadratic, once a box needs it
         self.multipliers = {}  # box label -> its parent's Lagrangian multipliers (roof_test)
-        self.graded_record = {"intervals": [0, 0, 0], "rows": [0, 0, 0]}  # tried, closed, work (graded_tests)
+        # graded_tests: per test, decayed sums over the explored boxes of closed, work, closed alone
+        self.graded_record = {"intervals": [0.0, 0.0, 0.0], "rows": [0.0, 0.0, 0.0], "weight": 0.0}
+        self.graded_work = [0, 0]  # graded_tests: all the tests' work, the work of the explored boxes' second tests
         self.last_basis = None  # the final basis of the direction's last box LP
         self.box_budget = BOX_TIME_LIMIT
         self.rescored = {}  # solver points already re-scored (offer_rescored)
@@ -160,9 +164,10 @@ class BoxRun:
         """A box tested by the roof dual of its F(lam) at lam = the cutoff, its intervals moved into the
         objective with multipliers (exact/lagrangian.py; the box in that form: ``box_quadratic``): every
         difference in the box is <= lam + max(F_ub, 0) / R_lo as for its LP (solve_boxes).  A box over
-        R alone (one profile grade: no judgments, or binary ones) also has the rows of its profiles'
-        LP (the collection cuts) moved into the objective (rows_bound, formulations/q_rows.py), which
-        brings the roof dual to that LP's bound.  A box that bound closes is closed.  A box of several
+        R alone (one profile grade: no judgments, or binary ones) has instead the rows of its profiles'
+        LP (the collection cuts, and its intervals) moved into the objective (rows_bound,
+        formulations/q_rows.py), which brings the roof dual to that LP's bound; a graded box may be
+        tested both ways (``graded_tests``).  A box that bound closes is closed.  A box of several
         profiles it does not close is split at once under it (its LP costs far more than the roof
         dual's few maximum flows and bounded only a little lower), and so is a one-profile box over R
         alone (into its case: the roof dual with the rows already bounds it about as its LP would); a
@@ -225,46 +230,61 @@ class BoxRun:
         parent's multipliers) and the rows (rows_bound, the collection cuts and the intervals, with
         GRADED_ROW_STEPS roof duals from multipliers 0); each gives a proven bound, and the lower is kept.
 
-        Which pays depends on the instance (the rows close the boxes of a topic whose few judged
-        documents are all relevant; the descent, in one or two maximum flows, those of a topic with many
-        judged ones: docs/speed.md#q-measure-the-rows-for-graded-boxes).  So each test's work is
-        counted, as the sizes (variables + products) of the networks it solved, and the test with more
-        boxes closed per unit of work, (closed + 1) / (work + PRIOR_WORK), goes first; the other runs
-        when the first does not close the box and its own rate is at least SECOND_TEST times the
-        first's.  The counts are deterministic, so the same instance takes the same path.  ``found``
-        receives each cut's labels."""
-        quadratic, record = self.quadratic, self.graded_record
-        excess = math.inf
+        Which pays depends on the instance and on how far the search is (the rows close the boxes of a
+        topic whose few judged documents are all relevant; the descent, in one or two maximum flows,
+        the narrow boxes of a topic with many judged ones: docs/speed.md#q-measure-the-rows-for-graded-boxes).
+        So graded boxes run both tests to the end while the second tests of such boxes have taken at
+        most EXPLORE of all the tests' work (the first box always), and keep, per test,
+        averages over these boxes (recent ones weighing more: DECAY per older one) of its work (the sizes,
+        variables + products, of the networks it solved), of whether it closed the box, and of whether
+        it closed a box the other did not.  On the other boxes the test with more boxes closed per unit
+        of work, (closed + PRIOR_CLOSED) / (work + PRIOR_WORK), runs first; the other runs when the
+        first does not close the box, and only when closing a box the first did not (which saves
+        splitting it: at least two more tests of the first) is worth its work:
+        2 x its share of such boxes x the first's work >= its own work.  The counts are deterministic,
+        so the same instance takes the same path.  ``found`` receives each cut's labels."""
+        quadratic, record, spent = self.quadratic, self.graded_record, self.graded_work
+        explore = spent[1] <= EXPLORE * spent[0]
+        excess, closed, works = math.inf, {}, {}
 
-        def rate(test):
-            _, closed, work = record[test]
-            return (closed + 1) / (work + PRIOR_WORK)
+        def average(test, k):  # closed (0), work (1), closed alone (2) over the explored boxes
+            weight = record["weight"]
+            prior = (PRIOR_CLOSED, PRIOR_WORK, PRIOR_CLOSED)[k]
+            return (record[test][k] + prior) / (weight + 1)
 
-        def counting(test, size):
-            def check():  # called before each roof dual
-                check_time()
-                record[test][2] += size
-            return check
-
-        order = sorted(record, key=rate, reverse=True)  # ties: the descent first (dicts keep their order)
-        for test in order:
-            if test != order[0] and rate(test) < SECOND_TEST * rate(order[0]):
+        tests = ("intervals", "rows")
+        first = max(tests, key=lambda t: average(t, 0) / average(t, 1))  # ties: the descent
+        second = tests[1] if first == tests[0] else tests[0]
+        worth = 2 * average(second, 2) * average(first, 1) >= average(second, 1)
+        for test in (first, second):
+            if not explore and test == second and (excess <= 0 or not worth):
                 break
+            work = [0]
+
+            def counting(size):
+                def check():  # called before each roof dual
+                    check_time()
+                    work[0] += size
+                return check
+
             if test == "intervals":
                 plain = quadratic.without_rows(form)
                 bound, labels, start = lagrangian_bound(plain, quadratic.counts(case.box),
-                                                        check=counting(test, plain[0] + len(plain[3])),
+                                                        check=counting(plain[0] + len(plain[3])),
                                                         floor=0.0, start=start)
             else:
-                bound, labels, _ = rows_bound(form, quadratic.rows.at(case.box),
-                                              check=counting(test, form[0] + len(form[3])), floor=0.0,
-                                              steps=GRADED_ROW_STEPS)
+                bound, labels, _ = rows_bound(form, quadratic.rows.at(case.box), check=counting(form[0] + len(form[3])),
+                                              floor=0.0, steps=GRADED_ROW_STEPS)
             found.append(labels)
             excess = min(excess, bound)
-            record[test][0] += 1
-            if excess <= 0:
-                record[test][1] += 1
-                break
+            closed[test], works[test] = bound <= 0, work[0]
+            spent[0] += work[0]
+        if explore:
+            spent[1] += works[second]  # both tests on the same box: their averages compare them fairly
+            record["weight"] = DECAY * record["weight"] + 1
+            for test, other in zip(tests, reversed(tests)):
+                record[test] = [DECAY * record[test][0] + closed[test], DECAY * record[test][1] + works[test],
+                                DECAY * record[test][2] + (closed[test] and not closed[other])]
         return excess, start
 
     def test(self, case, inherited, start_basis) -> None:

@@ -27,11 +27,12 @@ settles can be settled by maximum flows (measured:
 docs/speed.md#q-measure-the-box-lps-rows-in-the-roof-dual).
 
 Built for every box (over R alone, or over several grades) while their products stay at most
-ROW_PRODUCTS.  A box over R alone is tested with the rows alone; a graded box first by the interval
-descent (lagrangian_bound, on the form without the rows' extra products) and, when that does not close
-it, by the rows (exact/boxes.py, ``BoxRun.roof_test``).  The rows of a direction form one fixed list,
-so multipliers carry over from a box to its halves; a box switches on the rows that apply to it and
-sets their coefficients and constants (``at``)."""
+ROW_PRODUCTS.  A box over R alone is tested with the rows alone; a graded box by the interval descent
+(lagrangian_bound, on the form without the rows' extra products), by the rows, or by both, whichever
+has closed more of the direction's boxes for its work (exact/boxes.py, ``BoxRun.graded_tests``).  The
+rows of a direction form one fixed list, so multipliers carry over from a box to its halves; a box
+switches on the rows that apply to it and sets their coefficients and constants (``at``).  They are
+built with NumPy, all the products of one grade at once."""
 
 from __future__ import annotations
 
@@ -84,35 +85,55 @@ class BoxRows:
         self.grades = profile_grades(instance)
         self.cap, self.rel = depth(instance), rel
         self.judged = {g: judged_count(instance, g) for g in self.grades}
-        kind, grade, d_rel, linear, products = [], [], [], [], []  # (row, z index, value), (row, pair, value)
-
-        def add(name, g, d=None):
-            kind.append(name), grade.append(g), d_rel.append(0 if d is None else form.var(d, rel))
-            return len(kind) - 1
-
-        for g in self.grades:  # the intervals: low side, high side
-            for name, side in (("low", 1.0), ("high", -1.0)):
-                row = add(name, g)
-                linear += [(row, form.var(d, g), side) for d in form.unjudged]
-        for d in form.unjudged:
-            check_time()  # O(n^2) products in all: the deadline is checked document by document (limits.py)
-            others = [e for e in form.unjudged if e != d]
-            for g in self.grades:
-                for name, side in (("upper", -1.0), ("lower", 1.0)):
-                    row = add(name, g, d)
-                    linear.append((row, form.var(d, max(g, rel)), side))
-                    for e in others:
-                        key = (form.var(d, rel), form.var(e, g))
-                        key = (min(key), max(key)) if g == rel else key
-                        products.append((row, pairs.setdefault(key, len(pairs)), side))
-        self.kind, self.grade, self.d_rel = np.array(kind), np.array(grade), np.array(d_rel, dtype=np.int64)
-        self.others = len(form.unjudged) - 1
-        self.L = matrix_of(linear, len(kind), form.n)
-        self._products, self._pairs, self.S = products, pairs, None
+        documents, per = len(form.unjudged), form.grades  # z[d,g] is z index d * per + g - 1 (BoxForm.var)
+        count = len(self.grades)
+        doc = np.arange(documents, dtype=np.int64)
+        # rows: the intervals (per grade: low, high), then per document and grade: upper, lower
+        self.kind = np.array(["low", "high"] * count + ["upper", "lower"] * (documents * count))
+        self.grade = np.array([g for g in self.grades for _ in (0, 1)] +
+                              [g for _ in range(documents) for g in self.grades for _ in (0, 1)])
+        self.d_rel = np.concatenate([np.zeros(2 * count, dtype=np.int64),
+                                     np.repeat(doc * per + rel - 1, 2 * count)])
+        first_row = 2 * count + (doc[:, None] * count + np.arange(count)[None, :]) * 2  # upper; lower is +1
+        rows, columns, values = [], [], []
+        for k, g in enumerate(self.grades):
+            rows += [np.full(documents, 2 * k), np.full(documents, 2 * k + 1), first_row[:, k], first_row[:, k] + 1]
+            columns += [doc * per + g - 1] * 2 + [doc * per + max(g, rel) - 1] * 2
+            values += [np.ones(documents), -np.ones(documents), -np.ones(documents), np.ones(documents)]
+        self.L = sparse.csr_matrix((np.concatenate(values), (np.concatenate(rows), np.concatenate(columns))),
+                                   shape=(len(self.kind), form.n))
+        # the products z[d,rel] z[e,g], e != d: their pair in the form (added with no weight when new)
+        d_of, e_of = (side.ravel() for side in np.meshgrid(doc, doc, indexing="ij"))
+        d_of, e_of = d_of[d_of != e_of], e_of[d_of != e_of]
+        keys = []
+        for g in self.grades:
+            check_time()  # O(n^2) products per grade (limits.py)
+            left, right = d_of * per + rel - 1, e_of * per + g - 1
+            if g == rel:  # z[d,rel] z[e,rel] = z[e,rel] z[d,rel]: one product
+                left, right = np.minimum(left, right), np.maximum(left, right)
+            keys.append(left * form.n + right)
+        codes = np.concatenate(keys)
+        known = np.fromiter((a * form.n + b for a, b in pairs), np.int64, len(pairs))
+        order = np.argsort(known)
+        spot = np.clip(np.searchsorted(known[order], codes), 0, max(len(known) - 1, 0))
+        found = (known[order][spot] == codes) if len(known) else np.zeros(len(codes), dtype=bool)
+        index = np.empty(len(codes), dtype=np.int64)
+        index[found] = order[spot[found]]
+        fresh, position = np.unique(codes[~found], return_inverse=True)
+        index[~found] = len(pairs) + position
+        for code in fresh.tolist():  # in index order, as setdefault would number them
+            pairs[divmod(code, form.n)] = len(pairs)
+        block = len(d_of)  # per grade: the products of every (d, e), d's rows first_row[d, k] and + 1
+        product_rows = np.concatenate([first_row[d_of, k] for k in range(count)])
+        self._products = (np.concatenate([product_rows, product_rows + 1]), np.concatenate([index, index]),
+                          np.concatenate([-np.ones(block * count), np.ones(block * count)]))
+        self.others = documents - 1
+        self._pairs, self.S = pairs, None
 
     def finish(self) -> None:
         """S, once the form's pairs are all known."""
-        self.S = matrix_of(self._products, len(self.kind), len(self._pairs))
+        rows, columns, values = self._products
+        self.S = sparse.csr_matrix((values, (rows, columns)), shape=(len(self.kind), len(self._pairs)))
         del self._products, self._pairs
 
     def at(self, box) -> Rows:
