@@ -1,7 +1,8 @@
 """The bounds without a model of the sums of precisions (PrecisionSums.quick_bound, from q_quick with
-beta = 0) and of the Q-measure (ProfileBoxes.quick_bound, q_quick over every R): on seeded random instances (graded, partially judged, uneven lists, with relevance
-limits), each direction's bound is at least that direction's maximum by enumeration; and an answer
-stopped by its time limit reports it instead of the trivial bound.
+beta = 0) and of the Q-measure (ProfileBoxes.quick_bound, q_quick over every R): on seeded random
+instances (graded, partially judged, uneven lists, with relevance limits), each direction's bound is
+at least that direction's maximum by enumeration; and an answer stopped by its time limit reports it
+instead of the trivial bound.
 """
 
 from __future__ import annotations

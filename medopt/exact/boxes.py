@@ -245,7 +245,7 @@ class BoxRun:
         so the same instance takes the same path.  ``found`` receives each cut's labels."""
         quadratic, record, spent = self.quadratic, self.graded_record, self.graded_work
         explore = spent[1] <= EXPLORE * spent[0]
-        excess, closed, works = math.inf, {}, {}
+        excess, closed, work = math.inf, {}, {}
 
         def average(test, k):  # closed (0), work (1), closed alone (2) over the explored boxes
             weight = record["weight"]
@@ -256,34 +256,33 @@ class BoxRun:
         first = max(tests, key=lambda t: average(t, 0) / average(t, 1))  # ties: the descent
         second = tests[1] if first == tests[0] else tests[0]
         worth = 2 * average(second, 2) * average(first, 1) >= average(second, 1)
+        def counting(test, network):  # the deadline check before each roof dual, counting the network's size
+            work[test] = 0
+
+            def check():
+                check_time()
+                work[test] += network[0] + len(network[3])
+            return check
+
         for test in (first, second):
             if not explore and test == second and (excess <= 0 or not worth):
                 break
-            work = [0]
-
-            def counting(size):
-                def check():  # called before each roof dual
-                    check_time()
-                    work[0] += size
-                return check
-
             if test == "intervals":
                 plain = quadratic.without_rows(form)
-                bound, labels, start = lagrangian_bound(plain, quadratic.counts(case.box),
-                                                        check=counting(plain[0] + len(plain[3])),
+                bound, labels, start = lagrangian_bound(plain, quadratic.counts(case.box), check=counting(test, plain),
                                                         floor=0.0, start=start)
             else:
-                bound, labels, _ = rows_bound(form, quadratic.rows.at(case.box), check=counting(form[0] + len(form[3])),
+                bound, labels, _ = rows_bound(form, quadratic.rows.at(case.box), check=counting(test, form),
                                               floor=0.0, steps=GRADED_ROW_STEPS)
             found.append(labels)
             excess = min(excess, bound)
-            closed[test], works[test] = bound <= 0, work[0]
-            spent[0] += work[0]
+            closed[test] = bound <= 0
+            spent[0] += work[test]
         if explore:
-            spent[1] += works[second]  # both tests on the same box: their averages compare them fairly
+            spent[1] += work[second]  # both tests on the same box: their averages compare them fairly
             record["weight"] = DECAY * record["weight"] + 1
             for test, other in zip(tests, reversed(tests)):
-                record[test] = [DECAY * record[test][0] + closed[test], DECAY * record[test][1] + works[test],
+                record[test] = [DECAY * record[test][0] + closed[test], DECAY * record[test][1] + work[test],
                                 DECAY * record[test][2] + (closed[test] and not closed[other])]
         return excess, start
 
