@@ -208,34 +208,45 @@ def restricted(qrels, rankings, depth: int) -> dict[str, dict[str, int]]:
             for topic, grades in qrels.items()}
 
 
+class Reference:
+    """(measure, medopt metric or None, run name, topic) -> ir_measures value, evaluated on first use
+    and kept: one evaluation per provider and run for all its cases; one per self-normalised case and
+    run, on that case's cut run (and restricted qrels).  Lazy, so that each test worker evaluates only
+    the cases of its own tests (cwl_eval's AP is slow)."""
+
+    def __init__(self, qrels, runs):
+        self.qrels, self.runs, self.values, self.done = qrels, runs, {}, set()
+
+    def __getitem__(self, key):
+        measure, metric, _, _ = key
+        group = metric if metric in SELF_NORMALISED else next(
+            name for m, name, case, *_ in CASES if str(m) == measure and case not in SELF_NORMALISED)
+        if group not in self.done:
+            self.evaluate(group)
+            self.done.add(group)
+        return self.values[key]
+
+    def evaluate(self, group) -> None:
+        qrels = self.qrels
+        if group in SELF_NORMALISED:
+            measure, name = next((m, name) for m, name, metric, *_ in CASES if metric == group)
+            depth, restrict = SELF_NORMALISED[group]
+            for run_name, rankings in runs_for(name, self.runs).items():
+                judged = restricted(qrels, rankings, depth) if restrict else qrels
+                evaluator = ir_measures.providers.registry[name].evaluator([measure], judged)
+                for result in evaluator.iter_calc(untied(rankings, depth)):
+                    self.values[str(result.measure), group, run_name, result.query_id] = result.value
+            return
+        measures = [m for m, name, metric, *_ in CASES if name == group and metric not in SELF_NORMALISED]
+        evaluator = ir_measures.providers.registry[group].evaluator(measures, qrels)
+        for run_name, rankings in runs_for(group, self.runs).items():
+            for result in evaluator.iter_calc(untied(rankings)):
+                self.values[str(result.measure), None, run_name, result.query_id] = result.value
+
+
 @pytest.fixture(scope="module")
 def reference(dl_hard):
-    """(measure, medopt metric or None, run name, topic) -> ir_measures value: one evaluation per provider
-    and run; one per self-normalised case and run, on that case's cut run (and restricted qrels)."""
-    qrels, runs = dl_hard
-    by_provider: dict[str, list] = {}
-    for measure, name, metric, *_ in CASES:
-        if metric not in SELF_NORMALISED:
-            by_provider.setdefault(name, []).append(measure)
-    values: dict[tuple, float] = {}
-    for name, measures in by_provider.items():
-        prov = ir_measures.providers.registry[name]
-        if not prov.is_available():
-            continue
-        evaluator = prov.evaluator(measures, qrels)
-        for run_name, rankings in runs_for(name, runs).items():
-            for metric in evaluator.iter_calc(untied(rankings)):
-                values[str(metric.measure), None, run_name, metric.query_id] = metric.value
-    for measure, name, metric, *_ in CASES:
-        if metric not in SELF_NORMALISED or not ir_measures.providers.registry[name].is_available():
-            continue
-        depth, restrict = SELF_NORMALISED[metric]
-        for run_name, rankings in runs_for(name, runs).items():
-            judged = restricted(qrels, rankings, depth) if restrict else qrels
-            evaluator = ir_measures.providers.registry[name].evaluator([measure], judged)
-            for result in evaluator.iter_calc(untied(rankings, depth)):
-                values[str(result.measure), metric, run_name, result.query_id] = result.value
-    return values
+    return Reference(*dl_hard)
 
 
 @pytest.mark.parametrize("measure, provider_name, metric, kwargs, tol", CASES, ids=[str(c[0]) for c in CASES])
