@@ -111,13 +111,13 @@ def rows_bound(form: tuple, rows, check=None, floor: float = -math.inf,
 
 
 def _descend(n, constant, linear, first, second, weights, implications, rows, check, floor, nu, steps):
-    active = rows.active
+    active, transposed_l, transposed_s = rows.active, rows.L.T, rows.S.T  # (once, not per step)
     best, best_labels, best_nu, target = math.inf, None, nu, None
     for _ in range(steps):
         if check is not None:
             check()
-        shifted = linear + rows.L.T @ nu + np.bincount(rows.d_rel, rows.coefficient * nu, minlength=n)
-        pair_weights = weights + rows.S.T @ nu
+        shifted = linear + transposed_l @ nu + np.bincount(rows.d_rel, rows.coefficient * nu, minlength=n)
+        pair_weights = weights + transposed_s @ nu
         bound, labels = roof_dual_bound(n, constant + float(rows.constant @ nu), shifted, first, second,
                                         pair_weights, implications)
         if bound < best or best_labels is None:
