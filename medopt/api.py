@@ -129,10 +129,8 @@ def _run(instance, method: str, solver, time_limit, options: dict, started: floa
     if time_limit == math.inf:
         time_limit = None
     chosen = methods.auto(instance, ranges=ranges) if method == "auto" else methods.get(method)
-    if time_limit is not None:  # the limit counts from this call: what the choice took (imports) is spent
-        time_limit = max(0.0, time_limit - (time.perf_counter() - started))
     return methods.run(chosen, instance, dict(options, solver=solver, time_limit=time_limit),
-                       chosen_by_auto=method == "auto", ranges=ranges)
+                       chosen_by_auto=method == "auto", ranges=ranges, started=started)
 
 
 def score(metric, ranking: Sequence[str], grades: Mapping[str, int], *, max_grade: int | None = None,

@@ -14,6 +14,8 @@ models, then enumeration.
 
 from __future__ import annotations
 
+import time
+
 from dataclasses import dataclass
 from typing import Callable
 
@@ -167,11 +169,13 @@ def heuristics_for(metric: Metric) -> list[Method]:
 
 
 def run(method: Method, instance: Instance, options: dict, *, chosen_by_auto: bool = False,
-        ranges: bool = False) -> MedResult | RangeResult:
+        ranges: bool = False, started: float | None = None) -> MedResult | RangeResult:
     """Run ``method`` after checking that it supports the instance and takes every option given
     (None counts as not given).  With ``chosen_by_auto``, options the chosen method does not take
     are dropped: they were meant for whichever method auto would pick (e.g. a solver).  With
-    ``ranges``, both ends of the range (RangeResult) instead of the MED."""
+    ``ranges``, both ends of the range (RangeResult) instead of the MED.  ``started`` (perf_counter)
+    is when the caller's call began: a time limit counts from there, so what came before the
+    method runs (the choice, and the check, which imports the models on first use) is spent."""
     reason = method.supports(instance)
     if reason is not None:
         raise MedoptError(reason)
@@ -179,6 +183,8 @@ def run(method: Method, instance: Instance, options: dict, *, chosen_by_auto: bo
         exact = ", ".join(name for name, m in REGISTRY.items() if m.ranges)
         raise MedoptError(f"method {method.name!r} gives no exact range ends (methods that do: {exact})")
     given = {k: v for k, v in options.items() if v is not None}
+    if started is not None and given.get("time_limit") is not None:
+        given["time_limit"] = max(0.0, given["time_limit"] - (time.perf_counter() - started))
     taken = set(method.options) | set(ACCEPTED_BY_ALL)
     unknown = sorted(set(given) - taken)
     if unknown and not chosen_by_auto:
