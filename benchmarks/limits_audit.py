@@ -1,6 +1,6 @@
 """Interrupts, time limits and resource guards (issue 18), measured: the figures docs/limits.md records.
 
-    .venv/bin/python benchmarks/limits_audit.py [--repeat N] [--limits 1,4] [--quick] [--calibrate] [--log FILE]
+    .venv/bin/python benchmarks/limits_audit.py [--repeat N] [--limits 1,4] [--quick] [--cold] [--calibrate] [--log FILE]
 
 Part 1, interrupts: the child processes of tests/test_interrupts.py (a HiGHS MIP, HiGHS's MIP set-up,
 CP-SAT, the Q-measure's box LPs, enumeration, ``medopt compare``), each interrupted ``--repeat``
@@ -11,7 +11,8 @@ Part 2, time limits: ``medopt.med`` with ``time_limit=T`` for each T of ``--limi
 families at k = 100 and 1000 (generated pairs sharing most documents, nothing judged; and three
 DL-HARD topics, bm25 against bm25+rm3 with the qrels, when ../shared/data is present), one child
 process per family and depth; prints the overruns beyond T + 10% + 1 s (target 0), the largest
-seconds / T, and the instances the memory guard refused instead.
+seconds / T, and the instances the memory guard refused instead.  ``--cold``: the children do not
+warm up first, so each one's first solve imports the models and solvers inside its limit.
 
 Part 3, resource guards: ``medopt compare`` cases that must end in one error line and exit status 2
 (or finish within their limit), with their seconds and peak memory.
@@ -132,8 +133,9 @@ import medopt
 from medopt.errors import TooLargeError
 from medopt.generate import generate_runs
 spec = json.loads(sys.argv[1])
-medopt.med("SSP@3", ["a", "b", "c"], ["c", "a", "d"], {}, solver="highs")  # imports before the clock
-medopt.med("AP@3", ["a", "b", "c"], ["c", "a", "d"], {}, solver="cpsat")
+if not spec.get("cold"):  # warm: the imports before the clock; cold: the first solve imports them
+    medopt.med("SSP@3", ["a", "b", "c"], ["c", "a", "d"], {}, solver="highs")
+    medopt.med("AP@3", ["a", "b", "c"], ["c", "a", "d"], {}, solver="cpsat")
 if spec["source"] == "generated":
     runs = generate_runs(2, 1, spec["depth"], seed=1, similarity=0.8)
     a, b = (list(next(iter(run.values()))) for run in runs.values())
@@ -145,11 +147,14 @@ else:
     qrels = read_qrels(folder + "/dl_hard-doc.qrels")
     topics = sorted(set(A.rankings) & set(B.rankings) & set(qrels))[: spec["topics"]]
     pairs = [(t, A.rankings[t], B.rankings[t], qrels[t]) for t in topics]
+seen = False
 for limit in spec["limits"]:
     for topic, a, b, judged in pairs:
         started = time.perf_counter()
         row = {"metric": spec["metric"], "depth": spec["depth"], "source": spec["source"], "topic": topic,
-               "method": spec.get("method", "auto"), "limit": limit}
+               "cold": bool(spec.get("cold")),
+               "method": spec.get("method", "auto"), "limit": limit, "first": not seen}
+        seen = True
         try:
             result = medopt.med(spec["metric"], a, b, judged, time_limit=limit, **spec.get("options", {}))
             row.update(status=result.status, certified=result.certified, value=result.value,
@@ -169,18 +174,21 @@ DLHARD_METRICS = [("AP", {}), ("AP@1000", {}), ("SSP@1000", {}), ("nDCG@1000", {
                   ("Q(beta=1)@100", {})]
 
 
-def time_limits(limits: list[float], quick: bool, log) -> dict:
+def time_limits(limits: list[float], quick: bool, log, cold: bool = False) -> dict:
+    """Part 2; ``cold``: no warm-up in the children, so each child's first solve (``first`` in its rows)
+    also imports the models and solvers, as the first call of a fresh interpreter (a command) does."""
     specs = []
     for depth in (100, 1000):
         for metric, options in FAMILIES if not quick else FAMILIES[:4]:
             if metric == "AP" and depth == 100:
                 continue  # no cutoff: the whole generated run, the same as depth 1000
             specs.append({"source": "generated", "depth": depth, "metric": metric.format(k=depth),
-                          "options": options, "method": options.get("method", "auto"), "limits": limits})
+                          "options": options, "method": options.get("method", "auto"), "limits": limits,
+                          "cold": cold})
     if DLHARD.exists():
         for metric, options in DLHARD_METRICS if not quick else DLHARD_METRICS[:2]:
             specs.append({"source": "dl-hard", "folder": str(DLHARD), "topics": 3 if not quick else 1,
-                          "depth": 1000, "metric": metric, "options": options, "limits": limits})
+                          "depth": 1000, "metric": metric, "options": options, "limits": limits, "cold": cold})
     rows = []
     for spec in specs:
         status, out, err, _ = run_child([sys.executable, "-c", LIMIT_CHILD, json.dumps(spec)], timeout=3600)
@@ -197,7 +205,7 @@ def time_limits(limits: list[float], quick: bool, log) -> dict:
           f"{len(rows) - len(solved)} refused by the memory guard)")
     for r in over:
         print(f"  OVERRUN {r['metric']} {r['source']} k={r['depth']} {r['method']} T={r['limit']:g}: "
-              f"{r['seconds']:.2f} s")
+              f"{r['seconds']:.2f} s" + (" (a cold first call)" if r.get("first") and r.get("cold") else ""))
     worst = max(solved, key=lambda r: r["seconds"] - r["limit"], default=None)
     if worst:
         excess = worst["seconds"] - worst["limit"]
@@ -357,6 +365,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=2, help="interrupts per case (default 2)")
     parser.add_argument("--limits", default="1,4", help="time limits to test, seconds (default 1,4)")
     parser.add_argument("--quick", action="store_true", help="fewer families and topics")
+    parser.add_argument("--cold", action="store_true", help="part 2 without warm-up: first calls import")
     parser.add_argument("--calibrate", action="store_true", help="also measure the memory model and compile ratio")
     parser.add_argument("--only", choices=("interrupts", "limits", "guards", "calibrate"), help="one part only")
     parser.add_argument("--log", help="JSON lines of every measurement")
@@ -375,7 +384,7 @@ def main() -> int:
             found = interrupts(args.repeat, Path(folder), log)
             failed |= found["wrong"] > 0 or found["max_latency"] >= 2.0
         if args.only in (None, "limits"):
-            found = time_limits([float(t) for t in args.limits.split(",")], args.quick, log)
+            found = time_limits([float(t) for t in args.limits.split(",")], args.quick, log, args.cold)
             failed |= found["overruns"] > 0
         if args.only in (None, "guards"):
             found = guards(Path(folder), log)
