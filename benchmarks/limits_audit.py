@@ -1,6 +1,7 @@
 """Interrupts, time limits and resource guards (issue 18), measured: the figures docs/limits.md records.
 
-    .venv/bin/python benchmarks/limits_audit.py [--repeat N] [--limits 1,4] [--quick] [--cold] [--calibrate] [--log FILE]
+    .venv/bin/python benchmarks/limits_audit.py [--repeat N] [--limits 1,4] [--quick] [--cold] [--calibrate]
+        [--log FILE]
 
 Part 1, interrupts: the child processes of tests/test_interrupts.py (a HiGHS MIP, HiGHS's MIP set-up,
 CP-SAT, the Q-measure's box LPs, enumeration, ``medopt compare``), each interrupted ``--repeat``

@@ -15,7 +15,6 @@ models, then enumeration.
 from __future__ import annotations
 
 import time
-
 from dataclasses import dataclass
 from typing import Callable
 
