@@ -256,6 +256,7 @@ class BoxRun:
         first = max(tests, key=lambda t: average(t, 0) / average(t, 1))  # ties: the descent
         second = tests[1] if first == tests[0] else tests[0]
         worth = 2 * average(second, 2) * average(first, 1) >= average(second, 1)
+
         def counting(test, network):  # the deadline check before each roof dual, counting the network's size
             work[test] = 0
 
