@@ -87,7 +87,7 @@ a, b = (list(next(iter(run.values()))) for run in runs.values())
 assert "medopt.formulations" not in sys.modules  # the models are not imported yet: the call imports them
 started = time.perf_counter()
 result = medopt.med("AP", a, b, {}, method="exact", time_limit=4)
-print(time.perf_counter() - started, result.status, result.upper_bound >= result.value)
+print(time.perf_counter() - started, result.status, result.upper_bound >= result.value, "scipy.stats" in sys.modules)
 """
 
 
@@ -95,15 +95,18 @@ def test_time_limit_counts_the_first_calls_imports():
     """A fresh interpreter's first exact call imports the models (Pyomo and SciPy, about 2 s here): the
     limit counts that time too.  It was counted only when method="auto" chose the method; with
     method="exact" the check that imports them came after the limit was set, and time_limit=3 came
-    back after 4.7 s (methods.run now counts from the call)."""
+    back after 4.7 s (methods.run now counts from the call).  Pyomo's own import of scipy.stats, about
+    1 s of those 2 s, is kept out (medopt/modeling/pyomo_setup.py): a cold time_limit=1 call at k = 1000
+    took 1.6-2.6 s with it, above the 2.1 s allowed."""
     import subprocess
     import sys
 
     out = subprocess.run([sys.executable, "-c", COLD_CALL], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
-    seconds, status, honest = out.stdout.split()
+    seconds, status, honest, stats_imported = out.stdout.split()
     assert within(4, float(seconds)), seconds
     assert status in ("timeout", "optimal") and honest == "True"
+    assert stats_imported == "False"
 
 
 @pytest.mark.parametrize("metric, depth, method, options", [

@@ -8,6 +8,7 @@ take the same expression code (Linear and Pyomo expressions support the same + a
 result is compiled to a solver-neutral :class:`MatrixModel` (``compile_model``).
 """
 
+from . import pyomo_setup  # noqa: F401  (first: it must run before Pyomo is imported)
 from .families import binaries, equal, expression, row, rows, total
 from .linear import Linear, LinearModel, Row
 from .matrix import ColumnValues, MatrixModel, compile_model, linear_vector

@@ -1,0 +1,32 @@
+"""Set-up that must run before Pyomo is imported (``medopt.modeling`` imports this module first)."""
+
+import sys
+
+
+def finalize_scipy(module, available: bool) -> None:
+    """Pyomo's own ``_finalize_scipy`` imports ``scipy.stats``, ``integrate``, ``sparse`` and ``spatial``
+    once SciPy is available; its matrix writer (LinearStandardFormCompiler, modeling/matrix.py) needs
+    ``scipy.sparse`` only, and SciPy loads any other submodule on its first use."""
+    if available:
+        import scipy.sparse  # noqa: F401
+
+
+def defer_pyomos_scipy_stats() -> None:
+    """Keep Pyomo from importing ``scipy.stats`` (about 1 s of a cold start, counted in a solve's time
+    limit: docs/limits.md).  Pyomo resolves its deferred ``scipy`` on SciPy's first import, or on its
+    first model written as a matrix, and then runs ``pyomo.common.dependencies._finalize_scipy``, which
+    imports ``scipy.stats``; no model here uses it.  Its indicator's callback is replaced by
+    ``finalize_scipy``.  The indicator is private to Pyomo, so anything unexpected leaves it as it is."""
+    if "scipy" in sys.modules:
+        return  # Pyomo's callback has run, or runs as soon as Pyomo is imported
+    try:
+        from pyomo.common.dependencies import DeferredImportCallbackFinder
+    except ImportError:
+        return
+    callbacks = getattr(DeferredImportCallbackFinder, "_callbacks", None)
+    for indicator in callbacks.get("scipy", ()) if isinstance(callbacks, dict) else ():
+        if getattr(indicator, "_callback", None) is not None and getattr(indicator, "_module", True) is None:
+            indicator._callback = finalize_scipy
+
+
+defer_pyomos_scipy_stats()
