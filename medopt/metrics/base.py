@@ -15,6 +15,7 @@ import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from enum import Enum
+from functools import cache, cached_property
 from typing import Callable, ClassVar, Mapping, Sequence
 
 from ..errors import MedoptError, MetricSyntaxError
@@ -139,10 +140,12 @@ class Metric(ABC):
             raise MetricSyntaxError(f"{self.family} needs a cutoff, e.g. {self.family}@10")
 
     def p(self, name: str):
-        for key, value in self.params:
-            if key == name:
-                return value
-        return self.PARAMS[name].default
+        return self.param_values[name]
+
+    @cached_property
+    def param_values(self) -> dict[str, object]:
+        """Every parameter's value, the defaults filled in (``p`` runs once per document scored)."""
+        return {key: param.default for key, param in self.PARAMS.items()} | dict(self.params)
 
     def __str__(self) -> str:
         shown = [(k, v) for k, v in self.params if v != self.PARAMS[k].default]
@@ -288,17 +291,24 @@ def register(cls: type[Metric]) -> type[Metric]:
     return cls
 
 
+def per_grade(function: Callable[[int], object], grades) -> dict:
+    """``function`` of each distinct grade among ``grades``, computed once: a score maps its documents'
+    grades through it (the enumeration oracle scores every assignment it tries)."""
+    return {g: function(g) for g in set(grades)}
+
+
 def ideal_gains(grades: Grades, metric: Metric, grading: Grading) -> list[float]:
     """Gains of every positive-gain document of the collection, largest first."""
-    gain = {g: metric.gain(g, grading) for g in set(grades.values())}  # once per distinct grade
+    gain = per_grade(lambda g: metric.gain(g, grading), grades.values())
     return sorted((gain[g] for g in grades.values() if gain[g] > 0), reverse=True)
 
 
 def count_relevant(grades: Grades, metric: Metric) -> int:
-    relevant = {g: metric.is_relevant(g) for g in set(grades.values())}  # once per distinct grade
+    relevant = per_grade(metric.is_relevant, grades.values())
     return sum(1 for g in grades.values() if relevant[g])
 
 
+@cache
 def log2_discount(rank: int) -> float:
     return 1.0 / math.log2(rank + 1)
 

@@ -15,7 +15,7 @@ top k, which changes its own denominator.
 from __future__ import annotations
 
 from .ap import sum_of_precisions
-from .base import Metric, log2_discount, register
+from .base import Metric, log2_discount, per_grade, register
 from .dcg import GAIN_PARAMS, GainParameters
 from .precision import REL
 
@@ -36,7 +36,9 @@ class SNDCG(GainParameters, Metric):
     examples = ("SN_DCG@5", "SN_DCG(gains={2:3})@4")
 
     def score(self, ranking, grades, grading) -> float:
-        gains = [self.gain(g, grading) for g in self.grades_of(ranking, grades)]
+        grades_at = self.grades_of(ranking, grades)
+        gain = per_grade(lambda g: self.gain(g, grading), grades_at)
+        gains = [gain[g] for g in grades_at]
         ideal = discounted(sorted(gains, reverse=True))
         return discounted(gains) / ideal if ideal > 0 else 0.0
 
