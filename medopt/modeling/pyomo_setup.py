@@ -12,11 +12,12 @@ def finalize_scipy(module, available: bool) -> None:
 
 
 def defer_pyomos_scipy_stats() -> None:
-    """Keep Pyomo from importing ``scipy.stats`` (about 1 s of a cold start, counted in a solve's time
-    limit: docs/limits.md).  Pyomo resolves its deferred ``scipy`` on SciPy's first import, or on its
-    first model written as a matrix, and then runs ``pyomo.common.dependencies._finalize_scipy``, which
-    imports ``scipy.stats``; no model here uses it.  Its indicator's callback is replaced by
-    ``finalize_scipy``.  The indicator is private to Pyomo, so anything unexpected leaves it as it is."""
+    """Keep Pyomo from importing ``scipy.stats``, a large part of a cold start, which a solve's time
+    limit counts (measured: docs/limits.md#time-limits).  Pyomo resolves its deferred ``scipy`` on
+    SciPy's first import, or on its first model written as a matrix, and then runs
+    ``pyomo.common.dependencies._finalize_scipy``, which imports ``scipy.stats``; no model here uses
+    it.  Its indicator's callback is replaced by ``finalize_scipy``.  The indicator is private to
+    Pyomo, so anything unexpected leaves it as it is."""
     if "scipy" in sys.modules:
         return  # Pyomo's callback has run, or runs as soon as Pyomo is imported
     try:
