@@ -186,19 +186,19 @@ class BoxRun:
             return inherited
         result, quadratic = self.result, self.quadratic
         form = quadratic.form(case.box, cutoff)
-        start, row_start = self.multipliers.pop(case.label, (None, None))
+        # the parent's multipliers: the intervals' or the rows', as the direction's one branch below uses
+        start = self.multipliers.pop(case.label, None)
         found = []  # the labels of every cut tried
         if quadratic.rows is None:  # no rows: the intervals' descent
             excess, labels, start = lagrangian_bound(form, quadratic.counts(case.box), check=check_time,
                                                      floor=0.0, start=start)
             found.append(labels)
         elif quadratic.one_grade:  # a box over R alone: the rows of its profiles' LP (q_rows.py)
-            excess, labels, row_start = rows_bound(form, quadratic.rows.at(case.box), check=check_time,
-                                                   floor=0.0, start=row_start)
+            excess, labels, start = rows_bound(form, quadratic.rows.at(case.box), check=check_time,
+                                               floor=0.0, start=start)
             found.append(labels)
         else:
             excess, start = self.graded_tests(case, form, start, found)
-        multipliers = (start, row_start)
         result.solves += 1
         before = result.value
         for labels in found:
@@ -219,7 +219,7 @@ class BoxRun:
                 (len(case.box) > 1 and any(lo != hi for _, lo, hi in case.box)):
             for child in self.formulation.split(self.instance, case):
                 if self.formulation.is_box(child):  # (a profile's case has no roof dual test)
-                    self.multipliers[child.label] = multipliers  # the children start where the parent ended
+                    self.multipliers[child.label] = start  # the children start where the parent ended
                 self.push(bound, child, self.last_basis)  # no LP of their own parent: the last box LP's basis
             return None
         return bound
