@@ -148,3 +148,24 @@ def test_every_method_runs_where_it_says_it_computes(name):
     for example in others[:3]:
         with pytest.raises(MedoptError, match=name):
             medopt.med(example, ["d1", "d2"], ["d2", "d3"], {}, method=name)
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_a_metric_scores_each_grading_with_its_own_tables(example):
+    """The scorers keep a metric's gains per grade (and weights per depth) for the grading object they
+    were given (metrics.base.table_of): a metric that has scored under other gradings scores as a new
+    one, a grading equal to an earlier one but a new object too, and a pickled metric leaves them out."""
+    import pickle
+
+    from medopt.metrics import Grading
+
+    ranking, other = ["a", "b", "c", "d", "e"], ["e", "c", "x", "a"]
+    grades = {"a": 2, "c": 3, "x": 1, "y": 2}
+    gradings = [Grading(3), Grading(1), Grading(5), Grading(3, {1: 1.0, 2: 4.0, 3: 9.0}), Grading(3)]
+    used = parse_metric(example)
+    for grading in gradings + gradings[::-1]:
+        for docs in (ranking, other):
+            assert used.score(docs, grades, grading) == parse_metric(example).score(docs, grades, grading), grading
+    copied = pickle.loads(pickle.dumps(used))
+    assert copied == used and "_tables" in used.__dict__ and "_tables" not in copied.__dict__
+    assert copied.score(ranking, grades, gradings[0]) == used.score(ranking, grades, gradings[0])

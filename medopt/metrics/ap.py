@@ -4,7 +4,7 @@ AP(norm=min)@k (Sakai)."""
 from __future__ import annotations
 
 from . import proofs
-from .base import Metric, Param, Reduction, count_relevant, register
+from .base import Metric, Param, Reduction, count_relevant, register, table_of
 from .precision import REL
 
 
@@ -30,8 +30,8 @@ class SSP(Metric):
                   Reduction.RANK_DOMINANCE: proofs.RANK_DOMINANCE_DECREASING_WEIGHTS}
 
     def score(self, ranking, grades, grading) -> float:
-        relevant = [self.is_relevant(g) for g in self.grades_of(ranking, grades)]
-        return sum_of_precisions(relevant) / self.cutoff
+        is_relevant = table_of(self, "is_relevant")
+        return sum_of_precisions([is_relevant[g] for g in self.grades_of(ranking, grades)]) / self.cutoff
 
 
 @register
@@ -51,7 +51,8 @@ class SP(Metric):
         return float(depth)
 
     def score(self, ranking, grades, grading) -> float:
-        return sum_of_precisions([self.is_relevant(g) for g in self.grades_of(ranking, grades)])
+        is_relevant = table_of(self, "is_relevant")
+        return sum_of_precisions([is_relevant[g] for g in self.grades_of(ranking, grades)])
 
 
 @register
@@ -80,5 +81,6 @@ class AP(Metric):
         denominator = self.normaliser(count_relevant(grades, self))
         if denominator == 0:
             return 0.0
-        relevant = [self.is_relevant(g) for g in self.grades_of(ranking, grades)]
+        is_relevant = table_of(self, "is_relevant")
+        relevant = [is_relevant[g] for g in self.grades_of(ranking, grades)]
         return sum_of_precisions(relevant) / denominator

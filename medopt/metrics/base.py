@@ -164,6 +164,9 @@ class Metric(ABC):
     def __hash__(self):
         return hash(str(self))
 
+    def __getstate__(self):  # pickled (process workers) without the scorers' tables (table_of)
+        return {key: value for key, value in self.__dict__.items() if key != "_tables"}
+
     # -- scoring ----------------------------------------------------------
     def depth(self, ranking_length: int) -> int:
         """Ranks that count: the cutoff, or the whole ranking when there is none."""
@@ -291,20 +294,45 @@ def register(cls: type[Metric]) -> type[Metric]:
     return cls
 
 
-def per_grade(function: Callable[[int], object], grades) -> dict:
-    """``function`` of each distinct grade among ``grades``, computed once: a score maps its documents'
-    grades through it (the enumeration oracle scores every assignment it tries)."""
-    return {g: function(g) for g in set(grades)}
+class Table(dict):
+    """argument -> ``function(argument)``, each computed on its first lookup."""
+
+    __slots__ = ("function",)
+
+    def __init__(self, function: Callable[[int], object]):
+        super().__init__()
+        self.function = function
+
+    def __missing__(self, argument):
+        value = self[argument] = self.function(argument)
+        return value
+
+
+def table_of(metric: Metric, method: str, grading: Grading | None = None) -> Table:
+    """The metric's ``method`` ("gain", "unit_gain" or "is_relevant" of a grade, "rank_weights" of a depth)
+    under ``grading``, as a table kept on the metric for that grading object.  A score maps its
+    documents' grades through it, and the enumeration oracle scores every assignment it tries with one
+    metric and one grading.  The entry holds the grading itself, so a new grading never meets an old
+    one's table.  (Callers read the values and never change them.)"""
+    tables = metric.__dict__.setdefault("_tables", {})
+    entry = tables.get((method, id(grading)))
+    if entry is None or entry[0] is not grading:
+        if len(tables) >= 32:  # a batch scores many instances with one metric: keep the last few
+            tables.clear()
+        function = getattr(metric, method)
+        entry = tables[method, id(grading)] = (grading, Table(
+            function if grading is None else (lambda argument: function(argument, grading))))
+    return entry[1]
 
 
 def ideal_gains(grades: Grades, metric: Metric, grading: Grading) -> list[float]:
     """Gains of every positive-gain document of the collection, largest first."""
-    gain = per_grade(lambda g: metric.gain(g, grading), grades.values())
+    gain = table_of(metric, "gain", grading)
     return sorted((gain[g] for g in grades.values() if gain[g] > 0), reverse=True)
 
 
 def count_relevant(grades: Grades, metric: Metric) -> int:
-    relevant = per_grade(metric.is_relevant, grades.values())
+    relevant = table_of(metric, "is_relevant")
     return sum(1 for g in grades.values() if relevant[g])
 
 

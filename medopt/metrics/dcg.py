@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..errors import MetricSyntaxError
 from . import proofs
-from .base import GainMap, Metric, Param, Reduction, ideal_gains, log2_discount, per_grade, register
+from .base import GainMap, Metric, Param, Reduction, ideal_gains, log2_discount, register, table_of
 
 MAX_EXP_GRADE = 1023  # 2.0 ** 1024 overflows a float
 
@@ -80,8 +80,8 @@ class DotProduct(Metric):
 
     def score(self, ranking, grades, grading) -> float:
         grades_at = self.grades_of(ranking, grades)
-        weights = self.rank_weights(len(grades_at))
-        unit_gain = per_grade(lambda g: self.unit_gain(g, grading), grades_at)
+        weights = table_of(self, "rank_weights")[len(grades_at)]
+        unit_gain = table_of(self, "unit_gain", grading)
         return sum((w * unit_gain[g] for w, g in zip(weights, grades_at)), 0.0)
 
 
@@ -143,7 +143,7 @@ class NDCG(GainParameters, Metric):
 
     def score(self, ranking, grades, grading) -> float:
         grades_at = self.grades_of(ranking, grades)
-        gain = per_grade(lambda g: self.gain(g, grading), grades_at)
+        gain = table_of(self, "gain", grading)
         dcg = sum(gain[g] * log2_discount(i) for i, g in enumerate(grades_at, start=1))
         ideal = self.ideal_dcg(grades, grading)
         return dcg / ideal if ideal > 0 else 0.0

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import proofs
-from .base import Metric, Reduction, per_grade, register
+from .base import Metric, Reduction, register, table_of
 
 MAX_DEFAULT_GRADE = 1023  # 2.0 ** 1024 overflows a float
 
@@ -41,7 +41,7 @@ class ERR(Metric):
     def score(self, ranking, grades, grading) -> float:
         total, reach = 0.0, 1.0
         grades_at = self.grades_of(ranking, grades)
-        gain = per_grade(lambda g: self.gain(g, grading), grades_at)
+        gain = table_of(self, "gain", grading)
         for rank, grade in enumerate(grades_at, start=1):
             stop = gain[grade]
             total += reach * stop / rank

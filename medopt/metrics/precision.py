@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import proofs
-from .base import Metric, Param, Reduction, positive_int, register
+from .base import Metric, Param, Reduction, positive_int, register, table_of
 
 
 REL = Param(int, 1, positive_int, "minimum grade counted as relevant")
@@ -29,7 +29,8 @@ class Precision(Metric):
         return 1.0 if self.is_relevant(grade) else 0.0
 
     def score(self, ranking, grades, grading) -> float:
-        return sum(1 for g in self.grades_of(ranking, grades) if self.is_relevant(g)) / self.cutoff
+        is_relevant = table_of(self, "is_relevant")
+        return sum(1 for g in self.grades_of(ranking, grades) if is_relevant[g]) / self.cutoff
 
 
 @register
@@ -47,7 +48,8 @@ class ReciprocalRank(Metric):
                   Reduction.SHARED_ENDS_ZERO: proofs.SHARED_ENDS_CASCADE}
 
     def score(self, ranking, grades, grading) -> float:
+        is_relevant = table_of(self, "is_relevant")
         for rank, grade in enumerate(self.grades_of(ranking, grades), start=1):
-            if self.is_relevant(grade):
+            if is_relevant[grade]:
                 return 1.0 / rank
         return 0.0

@@ -9,7 +9,7 @@ y at 0 gives R = 1 and a difference of 0, y relevant gives R = 2 and Rprec(X) - 
 from __future__ import annotations
 
 from . import proofs
-from .base import Metric, Reduction, binary_sides, count_relevant, register
+from .base import Metric, Reduction, binary_sides, count_relevant, register, table_of
 from .precision import REL
 
 
@@ -83,7 +83,8 @@ class Recall(Metric):
         if relevant_count == 0:
             return 0.0
         counted = self.grades_of(ranking, grades)[: self.cut(relevant_count)]
-        return sum(1 for g in counted if self.is_relevant(g)) / self.divisor(relevant_count)
+        is_relevant = table_of(self, "is_relevant")
+        return sum(1 for g in counted if is_relevant[g]) / self.divisor(relevant_count)
 
 
 @register

@@ -15,7 +15,7 @@ top k, which changes its own denominator.
 from __future__ import annotations
 
 from .ap import sum_of_precisions
-from .base import Metric, log2_discount, per_grade, register
+from .base import Metric, log2_discount, register, table_of
 from .dcg import GAIN_PARAMS, GainParameters
 from .precision import REL
 
@@ -37,7 +37,7 @@ class SNDCG(GainParameters, Metric):
 
     def score(self, ranking, grades, grading) -> float:
         grades_at = self.grades_of(ranking, grades)
-        gain = per_grade(lambda g: self.gain(g, grading), grades_at)
+        gain = table_of(self, "gain", grading)
         gains = [gain[g] for g in grades_at]
         ideal = discounted(sorted(gains, reverse=True))
         return discounted(gains) / ideal if ideal > 0 else 0.0
@@ -56,6 +56,7 @@ class SNAP(Metric):
     examples = ("SN_AP@5", "SN_AP(rel=2)@4")
 
     def score(self, ranking, grades, grading) -> float:
-        relevant = [self.is_relevant(g) for g in self.grades_of(ranking, grades)]
+        is_relevant = table_of(self, "is_relevant")
+        relevant = [is_relevant[g] for g in self.grades_of(ranking, grades)]
         found = sum(relevant)
         return sum_of_precisions(relevant) / found if found else 0.0

@@ -4,7 +4,7 @@ top k, else 0."""
 from __future__ import annotations
 
 from . import proofs
-from .base import Metric, Reduction, binary_sides, register
+from .base import Metric, Reduction, binary_sides, register, table_of
 from .precision import REL
 
 
@@ -24,7 +24,8 @@ class Success(Metric):
                   Reduction.RANK_DOMINANCE: proofs.RANK_DOMINANCE_SUCCESS}
 
     def score(self, ranking, grades, grading) -> float:
-        return 1.0 if any(self.is_relevant(g) for g in self.grades_of(ranking, grades)) else 0.0
+        is_relevant = table_of(self, "is_relevant")
+        return 1.0 if any(is_relevant[g] for g in self.grades_of(ranking, grades)) else 0.0
 
     def closed_form_ends(self, instance) -> dict[str, tuple[float, dict]]:
         """Each direction's largest Success(X) - Success(Y) without relevance limits, with a maximising
