@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from itertools import accumulate
 
-from .base import Metric, Param, count_relevant, ideal_gains, non_negative, register
+from .base import Metric, Param, count_relevant, ideal_gains, non_negative, register, table_of
 from .precision import REL
 
 
@@ -29,10 +29,8 @@ class Q(Metric):
         beta = self.p("beta")
         ideal = list(accumulate(ideal_gains(grades, self, grading)))
         total, cumulative, found = 0.0, 0.0, 0
-        rel, gain = self.p("rel"), {}
+        rel, gain = self.p("rel"), table_of(self, "gain", grading)
         for rank, grade in enumerate(self.grades_of(ranking, grades), start=1):
-            if grade not in gain:
-                gain[grade] = self.gain(grade, grading)
             cumulative += gain[grade]
             if grade >= rel:  # is_relevant
                 found += 1
