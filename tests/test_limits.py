@@ -20,6 +20,7 @@ from medopt.limits import OutOfTime, Ticker, check_time, remaining, until
 from medopt.random_instances import random_instances
 from medopt.solvers.stoppable import SolverOverran, run_stoppable
 from test_exact import _pyomo_label, _rows
+from test_roof_search import without_count_boxes
 
 
 def within(limit: float, seconds: float) -> bool:
@@ -139,6 +140,7 @@ def test_time_limit_holds_when_a_model_too_large_is_searched_on(warm, monkeypatc
 
     monkeypatch.setattr(driver, "check_memory", refuse)
     monkeypatch.setattr(driver, "settled_by_relaxation", lambda *args, **kwargs: False)  # no first pass
+    without_count_boxes(monkeypatch)  # the old search's time (the count's boxes: test_count_boxes.py)
     monkeypatch.setattr(relaxation, "MAX_NODES", 0)  # the bisection ends at once: the search has the time
     monkeypatch.setattr(relaxation, "MAX_RELAXATION_STEPS", 2)
     monkeypatch.setattr(PrecisionSums, "parametric_bound", None)
@@ -183,6 +185,7 @@ def test_a_direction_searched_on_leaves_the_time_after_its_share_to_the_other(wa
 
     real_search = relaxation.maximise
     monkeypatch.setattr(relaxation, "maximise", endless)
+    without_count_boxes(monkeypatch)
     monkeypatch.setattr(driver, "check_memory", refuse)
     monkeypatch.setattr(PrecisionSums, "parametric_bound", spy)
     a, b = deep_pair(200, similarity=0.6)
@@ -213,6 +216,7 @@ def test_a_search_that_takes_the_time_leaves_the_other_direction_its_bounds(warm
         return real(*args, budget=budget, check=check, **kwargs)
 
     monkeypatch.setattr(relaxation, "maximise", endless)
+    without_count_boxes(monkeypatch)
     a, b = deep_pair(100)
     instance = build_instance("AP", a, b, {})
     quick = min(formulation_for(instance.metric).quick_bound(instance, d) for d in "ab")

@@ -17,7 +17,7 @@ from medopt.metrics import parse_metric
 from medopt.solvers.roof_dual import roof_dual_bound
 
 from exact_cases import oracle_cases
-from test_roof_search import interleaved
+from test_roof_search import interleaved, without_count_boxes
 
 
 def assignments(instance):
@@ -74,6 +74,7 @@ def test_a_model_too_large_ends_at_the_relaxations_bound(monkeypatch):
 
     monkeypatch.setattr(relaxation, "MAX_NODES", 0)
     monkeypatch.setattr(relaxation, "UNTIMED_NODES", 0)  # nor any search after the model is refused
+    without_count_boxes(monkeypatch)
     rng = np.random.default_rng(8)
     stopped = 0
     for trial in range(400):
@@ -103,6 +104,7 @@ def searched_on(monkeypatch, solve, seed: int, share: float, wanted: int):
     import medopt.exact.relaxation as relaxation
 
     monkeypatch.setattr(relaxation, "MAX_NODES", 0)
+    without_count_boxes(monkeypatch)
     rng = np.random.default_rng(seed)
     found = []
     for _ in range(400):

@@ -104,6 +104,16 @@ def vanishing_points_exhaustive(instance: Instance) -> bool:
     return len(instance.limits) <= 1 or silent <= 1
 
 
+def rescored(instance: Instance, reduced: Instance, direction: str, labels: dict, guesses: dict) -> float:
+    """The direction's difference at a bound's candidate (``labels`` with the reduction's fixed
+    documents; -inf when it breaks a relevance limit), kept as the direction's guess when better."""
+    candidate = {**reduced.fixed, **labels}
+    value = instance.differences(candidate)[direction] if instance.satisfies_limits(candidate) else -math.inf
+    if value > guesses[direction][0]:
+        guesses[direction] = (value, candidate)
+    return value
+
+
 def offer_rescored(result: DirectionResult, instance: Instance, direction: str, assignment: dict,
                    memo: dict) -> float:
     """Offer ``assignment`` (a solver's point, rounded) at its re-scored difference when it meets the

@@ -15,6 +15,9 @@ from ..result import TOLERANCE
 from ..solvers import CUTOFF_SLACK
 from ..solvers.roof_dual import reusing, roof_dual_bound
 from ..solvers.roof_search import MAX_NODES, maximise
+from .common import rescored
+from .count_boxes import applies as count_boxes_apply
+from .count_boxes import count_boxes
 
 
 def relaxed_below(formulation, quick: dict, instance: Instance, direction: str, ceiling: float) -> bool:
@@ -92,7 +95,14 @@ def _settled(formulation, relaxation, instance: Instance, reduced: Instance, dir
         if value <= start + CUTOFF_SLACK:
             if roof is not roof_dual_bound or instance.limits:
                 break
-            roof = searching(halfway, MAX_NODES)  # the labels stopped improving
+            # the labels stopped improving: an AP direction goes on with the branch and bound over its
+            # relevant count for its share of the time (docs/speed.md#ap-at-depth-the-relevant-counts-rows)
+            if count_boxes_apply(instance, reduced, start):
+                if count_boxes(formulation, instance, reduced, direction, start, quick, guesses, details, deadline):
+                    return True
+                if deadline is not None:
+                    return False
+            roof = searching(halfway, MAX_NODES)
             details["searched"] = details.get("searched", 0) + 1
             continue
         start = value
@@ -103,16 +113,6 @@ def _settled(formulation, relaxation, instance: Instance, reduced: Instance, dir
     return bound <= start + CUTOFF_SLACK
 
 
-def rescored(instance: Instance, reduced: Instance, direction: str, labels: dict, guesses: dict) -> float:
-    """The direction's difference at a bound's candidate (``labels`` with the reduction's fixed
-    documents; -inf when it breaks a relevance limit), kept as the direction's guess when better."""
-    candidate = {**reduced.fixed, **labels}
-    value = instance.differences(candidate)[direction] if instance.satisfies_limits(candidate) else -math.inf
-    if value > guesses[direction][0]:
-        guesses[direction] = (value, candidate)
-    return value
-
-
 # without a time limit, the search of a direction whose model would be too large takes at most these
 # nodes (the first search had MAX_NODES)
 UNTIMED_NODES = 10 * MAX_NODES
@@ -120,7 +120,9 @@ UNTIMED_NODES = 10 * MAX_NODES
 
 def searched_until(formulation, instance: Instance, reduced: Instance, direction: str, start: float,
                    quick: dict, guesses: dict, details: dict, deadline: float | None) -> bool:
-    """A direction whose model would be too large (exact/driver.py): first the bisection above
+    """A direction whose model would be too large (exact/driver.py): first the branch and bound over
+    the relevant count (exact/count_boxes.py, AP without relevance limits) until ``deadline``
+    (UNTIMED_TESTS box tests without one), then, with time left, the bisection above
     ``start`` (bisected) for half the time to ``deadline``, then the Dinkelbach steps again, each an
     exact search over the roof dual (solvers.roof_search) with no node budget, until ``deadline``
     (UNTIMED_NODES without one).  At the deadline the search under way returns the bound of its
@@ -130,6 +132,10 @@ def searched_until(formulation, instance: Instance, reduced: Instance, direction
     if instance.limits or getattr(formulation, "relaxation_bound", None) is None:
         return False
     details["searched without a model"] = details.get("searched without a model", 0) + 1
+    if count_boxes(formulation, instance, reduced, direction, start, quick, guesses, details, deadline):
+        return True
+    if deadline is not None and time.perf_counter() >= deadline:
+        return False
     bisected(formulation, instance, reduced, direction, start, quick, guesses, details,
              None if deadline is None else (time.perf_counter() + deadline) / 2)
     return settled_by_relaxation(formulation, instance, reduced, direction, start, quick, guesses, details,

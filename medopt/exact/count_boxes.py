@@ -1,0 +1,199 @@
+"""An AP direction bounded by a branch and bound over the number of unjudged relevant documents, each
+box tested by the roof dual with the relevant count's rows moved into it (formulations/count_rows.py,
+exact/lagrangian.rows_bound).  Where the roof dual alone is far from tight (depth 1000, shared documents
+the two lists rank apart: docs/speed.md#ap-at-depth-the-relevant-counts-rows) the rows of a narrow box
+bring it down to the maximum.
+
+Claim.  For AP (and AP(norm=min)) with R = J + m relevant documents (J judged, m = sum_d b_d unjudged),
+the direction's difference is N / D with D = R (min(k, R)), N the numerator of relevance_quadratic.
+Let a box be lo <= m <= hi with D = R on all of it (J + hi <= k, or no cap) or D = k on all of it
+(J + lo >= k), and F_ub a bound on max N - lam D over the b of the box.  Then every assignment of the
+box has difference <= lam + max(F_ub, 0) / D_lo, D_lo = max(1, J + lo) (k for a capped box); an
+assignment with D = 0 (nothing relevant) scores 0 in both lists, at most lam >= 0.
+
+Proof.  N - lam D <= F_ub <= max(F_ub, 0) and D >= D_lo > 0 give N / D <= lam + max(F_ub, 0) / D.
+F_ub is rows_bound's: the roof dual of N - lam D plus the box's rows times multipliers >= 0, every row
+>= 0 on the box (count_rows.py), so it bounds N - lam D there (exact/lagrangian.py).  The relevance
+limits are not in it (a relaxation), and the reductions keep the direction's maximum (reductions.py).
+
+The search.  The root boxes cover m = 0..n (split where the cap starts to bind).  The box of largest
+bound is tested at lam = the best difference reached (it only rises, so a box closed at an older lam is
+closed at the new one too): closed when its bound is at most lam, else split in halves, and around the
+best assignment's count when that lies inside (a box of that one count, where the maximum is reached
+and the rows must be tight, closes in a few steps; the halves around it are looser).  The halves start
+from their parent's multipliers; the first box from the roof dual's best multiplier of the relevant
+count (a few roof duals).  Each test's labels are re-scored as candidates (undetermined ones read as 0,
+then as 1).  A box of one count that its test did not close is tested again, its descent continued.
+The direction's bound is the largest bound of the closed and the open boxes: every count lies in one.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+
+import numpy as np
+
+from ..formulations.count_rows import MAX_PAIRS, CountRows, complete
+from ..instance import Instance, judged_count
+from ..limits import check_time
+from ..solvers import CUTOFF_SLACK
+from ..solvers.roof_dual import reusing, roof_dual_bound
+from .common import rescored
+from .lagrangian import rows_bound
+
+# roof duals per box test, and the tests without a time limit (values: docs/speed.md#tuned-constants)
+STEPS = 15
+UNTIMED_TESTS = 200
+
+
+class _Deadline(Exception):
+    """The direction's share of the time is over (the search ends with its open boxes' bound)."""
+
+
+def count_boxes(formulation, instance: Instance, reduced: Instance, direction: str, start: float, quick: dict,
+                guesses: dict, details: dict, deadline: float | None) -> bool:
+    """Whether the branch and bound over the relevant count (module docstring) settles the direction
+    at ``start``, a difference reached, or at a better one it finds (kept in ``guesses``, re-scored on
+    ``instance``); either way its bound, when lower, is kept in ``quick``.  It runs until ``deadline``
+    (UNTIMED_TESTS box tests without one) and applies to AP and AP(norm=min) without relevance limits,
+    with at most count_rows.MAX_PAIRS pairs of unjudged documents (``applies``); details["count boxes"]
+    counts its tests.  A second call of the same solve for the same reduced instance and direction (the
+    driver's search without a model, after its first pass) resumes the boxes left open: the search is
+    kept in ``quick`` (the solve's bounds without a model) under ("count boxes", direction).  Its boxes
+    stay valid when the difference reached rises (a box closed at lam is closed at any larger lam)."""
+    if not applies(instance, reduced, start):
+        return False
+    kept = quick.get(("count boxes", direction))  # the search of an earlier call of this solve
+    if kept is None or kept[0] is not reduced:
+        kept = quick["count boxes", direction] = (reduced, CountSearch(formulation, reduced, direction,
+                                                                        quick.get(direction, math.inf)))
+    search = kept[1]
+    tests = search.tests
+    try:
+        search.run(lambda: max(start, guesses[direction][0]), instance, guesses, deadline)
+    finally:
+        details["count boxes"] = details.get("count boxes", 0) + search.tests - tests
+        if search.tests:
+            quick[direction] = min(quick.get(direction, math.inf), search.bound())
+    return search.settled(max(start, guesses[direction][0]))
+
+
+class CountSearch:
+    """The boxes of one direction (module docstring): ``run`` tests them, best bound first, until a
+    deadline; ``bound`` is the largest bound of the closed and the open ones."""
+
+    def __init__(self, formulation, reduced: Instance, direction: str, inherited: float):
+        n, rel = len(reduced.unjudged), reduced.metric.p("rel")
+        self.reduced, self.direction, self.n, self.rel = reduced, direction, n, rel
+        constant, linear, first, second, weights, implications = formulation.quadratic_form(reduced, direction)
+        first, second, weights = complete(n, first, second, weights)
+        self.terms = (constant, linear, first, second, weights, implications)
+        self.rows = CountRows(n, first, second)
+        self.judged, self.cap = judged_count(reduced, rel), formulation.binding_cutoff(reduced)
+        self.heap, self.order, self.closed, self.tests = [], 0, -math.inf, 0
+        # the roots: the counts where D = R, and those where D = k (the cap)
+        edge = n if self.cap is None else min(max(self.cap - self.judged, -1), n)
+        for lo, hi in ((0, edge), (edge + 1, n)):
+            if lo <= hi:
+                self.push(inherited, lo, hi, None)
+
+    def push(self, bound: float, lo: int, hi: int, multipliers) -> None:
+        heapq.heappush(self.heap, (-bound, self.order, lo, hi, multipliers))
+        self.order += 1
+
+    def form(self, lam: float, capped: bool) -> tuple:
+        """N - lam D as the roof dual's quadratic form (D = k for a capped box, else R = J + m)."""
+        constant, linear, first, second, weights, implications = self.terms
+        if capped:
+            return self.n, constant - lam * self.cap, linear, first, second, weights, implications
+        return self.n, constant - lam * self.judged, linear - lam, first, second, weights, implications
+
+    def bound(self) -> float:
+        return max([self.closed] + [-entry[0] for entry in self.heap])
+
+    def settled(self, cutoff: float) -> bool:
+        return not self.heap and self.closed <= cutoff + CUTOFF_SLACK
+
+    def run(self, cutoff, instance: Instance, guesses: dict, deadline: float | None) -> None:
+        """Test the open boxes, best bound first, at lam = ``cutoff()`` (the best difference reached, which
+        the tests' re-scored labels may raise in ``guesses``), until none is left or ``deadline``
+        (UNTIMED_TESTS tests in all without one)."""
+        direction, reduced, rel, rows = self.direction, self.reduced, self.rel, self.rows
+
+        def check() -> None:
+            if deadline is not None and time.perf_counter() > deadline:
+                raise _Deadline
+            check_time()
+
+        try:
+            with reusing():  # a box's roof duals share their network's arcs while the pairs' signs stay
+                while self.heap and (deadline is not None or self.tests < UNTIMED_TESTS):
+                    check()
+                    inherited, _, lo, hi, multipliers = self.heap[0]
+                    lam = cutoff()
+                    if -inherited <= lam + CUTOFF_SLACK:
+                        heapq.heappop(self.heap)
+                        self.closed = max(self.closed, -inherited)
+                        continue
+                    best = _count(guesses[direction][1], reduced, rel)
+                    capped = self.cap is not None and self.judged + lo >= self.cap
+                    if multipliers is None and not capped:
+                        count = best if best is not None and lo <= best <= hi else (lo + hi) // 2
+                        multipliers = rows.interval(_best_mu(self.form(0.0, False), count, lam), lam)
+                    excess, labels, found = rows_bound(self.form(lam, capped), rows.at(lo, hi), check=check,
+                                                       floor=0.0, start=multipliers, steps=STEPS)
+                    heapq.heappop(self.heap)
+                    self.tests += 1
+                    for undetermined in (0, 1):
+                        rescored(instance, reduced, direction,
+                                 {d: rel if label == 1 or (label < 0 and undetermined) else 0
+                                  for d, label in zip(reduced.unjudged, labels.tolist())}, guesses)
+                    denominator = self.cap if capped else max(1, self.judged + lo)
+                    bound = min(-inherited, lam + max(excess, 0.0) / denominator)
+                    if bound <= cutoff() + CUTOFF_SLACK:
+                        self.closed = max(self.closed, bound)
+                        continue
+                    for part in _parts(lo, hi, _count(guesses[direction][1], reduced, rel)):
+                        self.push(bound, *part, found)
+        except _Deadline:
+            pass
+
+
+def applies(instance: Instance, reduced: Instance, start: float) -> bool:
+    """Whether count_boxes applies: AP or AP(norm=min) without relevance limits, a difference reached
+    ``start`` >= 0, unjudged documents that can be relevant, and at most MAX_PAIRS pairs of them."""
+    metric, n = reduced.metric, len(reduced.unjudged)
+    return metric.family == "AP" and not instance.limits and math.isfinite(start) and start >= 0 \
+        and metric.p("rel") <= reduced.max_grade and 2 <= n and n * (n - 1) // 2 <= MAX_PAIRS
+
+
+def _count(assignment, reduced: Instance, rel: int) -> int | None:
+    """The number of unjudged documents of ``reduced`` relevant in ``assignment`` (None: no assignment)."""
+    if assignment is None:
+        return None
+    return sum(assignment.get(d, 0) >= rel for d in reduced.unjudged)
+
+
+def _parts(lo: int, hi: int, best: int | None) -> list:
+    """A box's parts: halves, or the best assignment's count alone and the parts around it when it lies
+    inside; a box of one count again (its test goes on from its multipliers)."""
+    if lo == hi:
+        return [(lo, hi)]
+    if best is not None and lo <= best <= hi:
+        return [part for part in ((lo, best - 1), (best, best), (best + 1, hi)) if part[0] <= part[1]]
+    middle = (lo + hi) // 2
+    return [(lo, middle), (middle + 1, hi)]
+
+
+def _best_mu(form: tuple, count: int, lam: float) -> float:
+    """The multiplier mu, of a few around lam, whose roof dual of N - mu m bounds N lowest at m = ``count``
+    unjudged relevant documents (``form``: N alone; N <= RD(N - mu m) + mu m): where a box's test starts
+    (count_rows.CountRows.interval)."""
+    n, constant, linear, first, second, weights, implications = form
+    values = []
+    for mu in lam * np.geomspace(0.5, 1.5, 7):
+        bound, _ = roof_dual_bound(n, constant, linear - mu, first, second, weights, implications)
+        values.append((bound + mu * count, float(mu)))
+    return min(values)[1]
