@@ -56,7 +56,9 @@ def settled_by_relaxation(formulation, instance: Instance, reduced: Instance, di
     go on with the exact branch and bound over the roof dual (solvers.roof_search: persistency fixes
     the variables the cut labels, and it branches on the rest), all within one node budget, and
     without relevance limits only (the search maximises the form alone, whose maximiser may break
-    them); details["searched"] counts these directions.  A ratio still unsettled gets the
+    them); details["searched"] counts these directions.  An AP direction still unsettled goes on with
+    the branch and bound over its relevant count (exact/count_boxes.py, without relevance limits) until
+    ``deadline`` (its UNTIMED_TESTS box tests without one).  A ratio still unsettled gets the
     formulation's parametric bound (PrecisionSums.parametric_bound: the roof duals at several
     multipliers of the relevant count).  The lowest bound is kept in ``quick`` either way, for a
     search that stops.
@@ -95,19 +97,17 @@ def _settled(formulation, relaxation, instance: Instance, reduced: Instance, dir
         if value <= start + CUTOFF_SLACK:
             if roof is not roof_dual_bound or instance.limits:
                 break
-            # the labels stopped improving: an AP direction goes on with the branch and bound over its
-            # relevant count for its share of the time (docs/speed.md#ap-at-depth-the-relevant-counts-rows)
-            if count_boxes_apply(instance, reduced, start):
-                if count_boxes(formulation, instance, reduced, direction, start, quick, guesses, details, deadline):
-                    return True
-                if deadline is not None:
-                    return False
-            roof = searching(halfway, MAX_NODES)
+            roof = searching(halfway, MAX_NODES)  # the labels stopped improving
             details["searched"] = details.get("searched", 0) + 1
             continue
         start = value
     if parametric is None:
         return False
+    # an AP direction the search did not settle: the branch and bound over its relevant count, to the end
+    # of its share of the time (docs/speed.md#ap-at-depth-the-relevant-counts-rows)
+    if count_boxes_apply(instance, reduced, start) and \
+            count_boxes(formulation, instance, reduced, direction, start, quick, guesses, details, deadline):
+        return True
     bound = parametric(reduced, direction, start, roof_dual_bound, memo, deadline=deadline)
     quick[direction] = min(quick[direction], bound)
     return bound <= start + CUTOFF_SLACK
