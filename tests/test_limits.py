@@ -152,6 +152,32 @@ def test_time_limit_holds_when_a_model_too_large_is_searched_on(warm, monkeypatc
     assert result.details.get("stopped") == "model too large" and result.upper_bound < 1.0
 
 
+def test_time_limit_holds_through_the_count_boxes(warm, monkeypatch):
+    """AP on two 300-deep runs, nothing judged, the search over the roof dual given no nodes, and every
+    box test of the count's branch and bound (exact/count_boxes.py) slowed so that it never ends on its
+    own: the tests stop at each direction's share of the time, and the answer comes within the limit,
+    honest, with a bound below the trivial one."""
+    import medopt.exact.count_boxes as count_boxes
+    import medopt.exact.relaxation as relaxation
+
+    entered = []
+
+    def endless(form, rows, check=None, **kwargs):
+        entered.append(True)
+        while True:
+            check()
+            time.sleep(0.005)
+
+    monkeypatch.setattr(relaxation, "MAX_NODES", 0)
+    monkeypatch.setattr(count_boxes, "rows_bound", endless)
+    a, b = deep_pair(300, similarity=0.6)
+    result, seconds = timed("AP", a, b, {}, method="exact", time_limit=3)
+    assert within(3, seconds), seconds
+    assert entered
+    assert_honest_timeout(result)
+    assert result.upper_bound < 1.0
+
+
 def test_a_direction_searched_on_leaves_the_time_after_its_share_to_the_other(warm, monkeypatch):
     """A direction searched on without a model (exact/relaxation.searched_until) ends its search at its
     share of the time; the parametric bound it then computes again (its start may have risen) ends at

@@ -193,7 +193,7 @@ def _best_mu(form: tuple, count: int, lam: float) -> float:
     (count_rows.CountRows.interval)."""
     n, constant, linear, first, second, weights, implications = form
     values = []
-    for mu in lam * np.geomspace(0.5, 1.5, 7):
+    for mu in lam * np.geomspace(0.6, 1.25, 5):
         bound, _ = roof_dual_bound(n, constant, linear - mu, first, second, weights, implications)
         values.append((bound + mu * count, float(mu)))
     return min(values)[1]
