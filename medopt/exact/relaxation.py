@@ -67,8 +67,7 @@ def settled_by_relaxation(formulation, instance: Instance, reduced: Instance, di
     gets time for its bounds): the steps and the search end at it, the search with the bound of its
     open nodes (searching); where a parametric bound follows, the roof dual's steps end halfway to
     it (a ``roof`` that is already a timed search, searched_until's, runs to its own end), and the
-    parametric bound at it (halfway from there when the count's boxes follow), with the multipliers
-    tried so far (at least one: past the deadline it costs one roof dual, not the whole bound in the
+    parametric bound at it, with the multipliers tried so far (at least one: past the deadline it costs one roof dual, not the whole bound in the
     other direction's time)."""
     relaxation = getattr(formulation, "relaxation_bound", None)
     if relaxation is None or not math.isfinite(start):
@@ -104,16 +103,16 @@ def _settled(formulation, relaxation, instance: Instance, reduced: Instance, dir
         start = value
     if parametric is None:
         return False
-    # an AP direction the search did not settle: its parametric bound, then the branch and bound over its
-    # relevant count from there, each for half of what is left of its share of the time
+    # an AP direction the search did not settle: the branch and bound over its relevant count for half of
+    # what is left of its share of the time, then the parametric bound, which ends at the share
     # (docs/speed.md#ap-at-depth-the-relevant-counts-rows)
-    boxes = count_boxes_apply(instance, reduced, start)
-    until = deadline if deadline is None or not boxes else (time.perf_counter() + deadline) / 2
-    bound = parametric(reduced, direction, start, roof_dual_bound, memo, deadline=until)
-    quick[direction] = min(quick[direction], bound)
-    if bound <= start + CUTOFF_SLACK:
+    if count_boxes_apply(instance, reduced, start) and count_boxes(
+            formulation, instance, reduced, direction, start, quick, guesses, details,
+            None if deadline is None else (time.perf_counter() + deadline) / 2):
         return True
-    return boxes and count_boxes(formulation, instance, reduced, direction, start, quick, guesses, details, deadline)
+    bound = parametric(reduced, direction, start, roof_dual_bound, memo, deadline=deadline)
+    quick[direction] = min(quick[direction], bound)
+    return bound <= start + CUTOFF_SLACK
 
 
 # without a time limit, the search of a direction whose model would be too large takes at most these
@@ -125,8 +124,9 @@ def searched_until(formulation, instance: Instance, reduced: Instance, direction
                    quick: dict, guesses: dict, details: dict, deadline: float | None) -> bool:
     """A direction whose model would be too large (exact/driver.py): first the branch and bound over
     the relevant count (exact/count_boxes.py, AP without relevance limits; the boxes of the first pass
-    resumed) for half the time to ``deadline`` (UNTIMED_TESTS box tests in all without one), then the
-    bisection above ``start`` (bisected) for half the time left, then the Dinkelbach steps again, each an
+    resumed) until ``deadline``; where they do not apply, or without a time limit once they have had
+    their UNTIMED_TESTS box tests, the bisection above ``start`` (bisected) for half the time to
+    ``deadline``, then the Dinkelbach steps again, each an
     exact search over the roof dual (solvers.roof_search) with no node budget, until ``deadline``
     (UNTIMED_NODES without one).  At the deadline the search under way returns the bound of its
     open nodes, a proven bound like every other (solvers/roof_search.py), so nothing is lost, and
@@ -135,9 +135,10 @@ def searched_until(formulation, instance: Instance, reduced: Instance, direction
     if instance.limits or getattr(formulation, "relaxation_bound", None) is None:
         return False
     details["searched without a model"] = details.get("searched without a model", 0) + 1
-    if count_boxes(formulation, instance, reduced, direction, start, quick, guesses, details,
-                   None if deadline is None else (time.perf_counter() + deadline) / 2):
+    if count_boxes(formulation, instance, reduced, direction, start, quick, guesses, details, deadline):
         return True
+    if count_boxes_apply(instance, reduced, start) and deadline is not None:
+        return False  # the boxes had the share (docs/speed.md#ap-at-depth-the-relevant-counts-rows)
     bisected(formulation, instance, reduced, direction, start, quick, guesses, details,
              None if deadline is None else (time.perf_counter() + deadline) / 2)
     return settled_by_relaxation(formulation, instance, reduced, direction, start, quick, guesses, details,
