@@ -1,6 +1,9 @@
 """Seeded random instances, with and without side constraints, for the exact-vs-oracle tests."""
 
+import itertools
+
 import numpy as np
+import pytest
 
 from medopt.instance import RelevanceLimit
 from medopt.random_instances import random_instance
@@ -19,3 +22,19 @@ def oracle_cases(seed: int, count: int, **options):
             else:
                 limits = (RelevanceLimit(grade=grade, low=int(rng.integers(1, 4))),)
         yield case, limits
+
+
+def direction_maxima(instance) -> dict:
+    """Each direction's largest difference over every assignment of grades 0..G (limits left out)."""
+    best = {"a": -np.inf, "b": -np.inf}
+    for grades in itertools.product(range(instance.max_grade + 1), repeat=len(instance.unjudged)):
+        for direction, value in instance.differences(dict(zip(instance.unjudged, grades))).items():
+            best[direction] = max(best[direction], value)
+    return best
+
+
+def assert_med_and_ends_are(med, ends, oracle) -> None:
+    """A certified MED and difference range equal to the enumeration's range ``oracle``."""
+    assert med.certified and med.value == pytest.approx(max(oracle.high, -oracle.low), abs=1e-9)
+    assert ends.certified and ends.low == pytest.approx(oracle.low, abs=1e-9)
+    assert ends.high == pytest.approx(oracle.high, abs=1e-9)

@@ -59,16 +59,16 @@ def settled_by_relaxation(formulation, instance: Instance, reduced: Instance, di
     them); details["searched"] counts these directions.  A ratio still unsettled gets the
     formulation's parametric bound (PrecisionSums.parametric_bound: the roof duals at several
     multipliers of the relevant count).  The lowest bound is kept in ``quick`` either way, for a
-    search that stops.  An AP direction the parametric bound does not settle goes on with the branch and
+    search that stops.  Before that bound, an AP direction still unsettled goes on with the branch and
     bound over its relevant count (exact/count_boxes.py, without relevance limits), whose boxes open at
-    the bounds known, until ``deadline`` (its UNTIMED_TESTS box tests without one).
+    the bound known, for half of what is left of ``deadline`` (its UNTIMED_TESTS box tests without one).
 
     ``deadline`` (the driver's share of a time limit for this direction, so that the other one still
     gets time for its bounds): the steps and the search end at it, the search with the bound of its
     open nodes (searching); where a parametric bound follows, the roof dual's steps end halfway to
     it (a ``roof`` that is already a timed search, searched_until's, runs to its own end), and the
-    parametric bound at it, with the multipliers tried so far (at least one: past the deadline it costs one roof dual, not the whole bound in the
-    other direction's time)."""
+    parametric bound at it, with the multipliers tried so far (at least one: past the deadline it
+    costs one roof dual, not the whole bound in the other direction's time)."""
     relaxation = getattr(formulation, "relaxation_bound", None)
     if relaxation is None or not math.isfinite(start):
         return False
