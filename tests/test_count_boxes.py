@@ -19,7 +19,7 @@ from medopt.metrics import parse_metric
 from medopt.reductions import reduce
 
 from exact_cases import assert_med_and_ends_are, direction_maxima, oracle_cases
-from test_roof_search import interleaved
+from test_roof_search import interleaved_cases
 
 
 def test_rows_hold_on_their_box_and_complete_keeps_the_form():
@@ -88,11 +88,7 @@ def test_med_and_range_ends_through_the_count_boxes_are_the_enumerations(example
     monkeypatch.setattr(relaxation, "MAX_NODES", 0)
     rng = np.random.default_rng(sum(map(ord, example)) + 3)
     ran = 0
-    for trial in range(300):
-        max_grade = 1 if trial % 3 else 2
-        k = 10 if max_grade == 1 else 7
-        a, b = interleaved(rng, k, int(rng.integers(k // 2, k - 1)))
-        judgments = {d: int(rng.integers(0, max_grade + 1)) for d in a + b if rng.random() < 0.05}
+    for _, max_grade, a, b, judgments in interleaved_cases(rng, 300):
         med = medopt.med(example, a, b, judgments, max_grade=max_grade, method="exact")
         ends = medopt.difference_range(example, a, b, judgments, max_grade=max_grade, method="exact")
         if not med.details.get("count boxes", 0) + ends.details.get("count boxes", 0):

@@ -102,6 +102,17 @@ def without_count_boxes(monkeypatch) -> None:
     monkeypatch.setattr(relaxation, "count_boxes", lambda *args: False)
 
 
+def interleaved_cases(rng, trials: int):
+    """(trial, G, A, B, judgments) for ``trials`` interleaved pairs: depth 10 with G = 1, or depth 7 with
+    G = 2 for every third, a few documents judged."""
+    for trial in range(trials):
+        max_grade = 1 if trial % 3 else 2
+        k = 10 if max_grade == 1 else 7
+        a, b = interleaved(rng, k, int(rng.integers(k // 2, k - 1)))
+        judgments = {d: int(rng.integers(0, max_grade + 1)) for d in a + b if rng.random() < 0.05}
+        yield trial, max_grade, a, b, judgments
+
+
 def interleaved(rng, k: int, shared: int):
     """Two rankings of depth k that hold ``shared`` documents in the same order, each with its own
     documents at random ranks: one re-ranker over two first stages, where the roof dual's LP is
@@ -124,11 +135,7 @@ def test_med_and_range_ends_settled_through_the_search_are_the_enumerations(exam
     metric = parse_metric(example)
     rng = np.random.default_rng(sum(map(ord, example)))
     searched = 0
-    for trial in range(600 if metric.family == "SSP" else 300):
-        max_grade = 1 if trial % 3 else 2
-        k = 10 if max_grade == 1 else 7
-        a, b = interleaved(rng, k, int(rng.integers(k // 2, k - 1)))
-        judgments = {d: int(rng.integers(0, max_grade + 1)) for d in a + b if rng.random() < 0.05}
+    for trial, max_grade, a, b, judgments in interleaved_cases(rng, 600 if metric.family == "SSP" else 300):
         med = medopt.med(metric, a, b, judgments, max_grade=max_grade, method="exact")
         ends = medopt.difference_range(metric, a, b, judgments, max_grade=max_grade, method="exact")
         ran = med.details.get("searched", 0) + ends.details.get("searched", 0)
