@@ -5,7 +5,7 @@ import itertools
 import numpy as np
 import pytest
 
-from medopt.instance import RelevanceLimit
+from medopt.instance import RelevanceLimit, build_instance
 from medopt.random_instances import random_instance
 
 
@@ -22,6 +22,14 @@ def oracle_cases(seed: int, count: int, **options):
             else:
                 limits = (RelevanceLimit(grade=grade, low=int(rng.integers(1, 4))),)
         yield case, limits
+
+
+def graded_instances(metric, seed: int, count: int = 40):
+    """(case, instance, its direction_maxima) for ``count`` oracle_cases of ``metric`` (depth its cutoff or
+    6, at most 6 unjudged documents), built without their relevance limits."""
+    for case, _ in oracle_cases(seed=seed, count=count, k=metric.cutoff or 6, max_unjudged=6):
+        instance = build_instance(metric, case.a, case.b, case.judgments, max_grade=case.max_grade)
+        yield case, instance, direction_maxima(instance)
 
 
 def direction_maxima(instance) -> dict:

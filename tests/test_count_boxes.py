@@ -14,11 +14,10 @@ import medopt
 from medopt.exact.count_boxes import count_boxes
 from medopt.formulations import formulation_for
 from medopt.formulations.count_rows import CountRows, complete
-from medopt.instance import build_instance
 from medopt.metrics import parse_metric
 from medopt.reductions import reduce
 
-from exact_cases import assert_med_and_ends_are, direction_maxima, oracle_cases
+from exact_cases import assert_med_and_ends_are, graded_instances
 from test_roof_search import interleaved_cases
 
 
@@ -58,9 +57,7 @@ def test_bound_holds_and_a_settled_direction_is_at_its_maximum(example):
     metric = parse_metric(example)
     formulation = formulation_for(metric)
     checked = settled = 0
-    for case, _ in oracle_cases(seed=71 + len(example), count=40, k=metric.cutoff or 6, max_unjudged=6):
-        instance = build_instance(metric, case.a, case.b, case.judgments, max_grade=case.max_grade)
-        best = direction_maxima(instance)
+    for case, instance, best in graded_instances(metric, seed=71 + len(example)):
         for direction, below, reduced_too in itertools.product("ab", (0.0, 0.05, 0.3), (False, True)):
             start = max(best[direction] - below, 0.0)
             reduced = reduce(instance, direction, reaches_positive=start > 0) if reduced_too else instance

@@ -16,7 +16,7 @@ from medopt.instance import build_instance, judged_count
 from medopt.metrics import parse_metric
 from medopt.solvers.roof_dual import roof_dual_bound
 
-from exact_cases import direction_maxima, oracle_cases
+from exact_cases import graded_instances, oracle_cases
 from test_roof_search import interleaved, without_count_boxes
 
 
@@ -209,9 +209,7 @@ def test_the_bisection_above_the_difference_reached_keeps_a_proven_bound(example
     metric = parse_metric(example)
     formulation = formulation_for(metric)
     lowered = checked = 0
-    for case, _ in oracle_cases(seed=57 + len(example), count=40, k=metric.cutoff or 6, max_unjudged=6):
-        instance = build_instance(metric, case.a, case.b, case.judgments, max_grade=case.max_grade)
-        best = direction_maxima(instance)
+    for case, instance, best in graded_instances(metric, seed=57 + len(example)):
         for direction in ("a", "b"):
             for below in (0.0, 0.05, 0.3):
                 start = max(best[direction] - below, 0.0)

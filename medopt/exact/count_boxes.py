@@ -137,9 +137,9 @@ class CountSearch:
                         heapq.heappop(self.heap)
                         self.closed = max(self.closed, -inherited)
                         continue
-                    best = _count(guesses[direction][1], reduced, rel)
                     capped = self.cap is not None and self.judged + lo >= self.cap
                     if multipliers is None and not capped:
+                        best = _count(guesses[direction][1], reduced, rel)
                         count = best if best is not None and lo <= best <= hi else (lo + hi) // 2
                         multipliers = rows.interval(_best_mu(self.form(0.0, False), count, lam), lam)
                     excess, labels, found = rows_bound(self.form(lam, capped), rows.at(lo, hi), check=check,

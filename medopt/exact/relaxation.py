@@ -106,9 +106,8 @@ def _settled(formulation, relaxation, instance: Instance, reduced: Instance, dir
     # an AP direction the search did not settle: the branch and bound over its relevant count for half of
     # what is left of its share of the time, then the parametric bound, which ends at the share
     # (docs/speed.md#ap-at-depth-the-relevant-counts-rows)
-    if count_boxes_apply(instance, reduced, start) and count_boxes(
-            formulation, instance, reduced, direction, start, quick, guesses, details,
-            None if deadline is None else (time.perf_counter() + deadline) / 2):
+    if count_boxes(formulation, instance, reduced, direction, start, quick, guesses, details,
+                   None if deadline is None else (time.perf_counter() + deadline) / 2):
         return True
     bound = parametric(reduced, direction, start, roof_dual_bound, memo, deadline=deadline)
     quick[direction] = min(quick[direction], bound)
