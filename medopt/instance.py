@@ -102,7 +102,10 @@ class Instance:
 
     def differences(self, assignment: Mapping) -> dict[str, float]:
         """{"a": M(A) - M(B), "b": M(B) - M(A)}, the RBP residual tail credited to the better list."""
-        score_a, score_b = self.scores(assignment)
+        return self.differences_of(*self.scores(assignment))
+
+    def differences_of(self, score_a: float, score_b: float) -> dict[str, float]:
+        """``differences`` from the two lists' scores."""
         values = {"a": score_a - score_b, "b": score_b - score_a}
         if self.residual:
             values["a"] += self.metric.tail_weight(len(self.full_a))

@@ -169,3 +169,66 @@ def test_a_metric_scores_each_grading_with_its_own_tables(example):
     copied = pickle.loads(pickle.dumps(used))
     assert copied == used and "_tables" in used.__dict__ and "_tables" not in copied.__dict__
     assert copied.score(ranking, grades, gradings[0]) == used.score(ranking, grades, gradings[0])
+
+
+@pytest.mark.parametrize("example", [e for e in EXAMPLES if not getattr(parse_metric(e), "characters", False)])
+def test_a_score_reads_its_lists_grades_and_for_recall_the_collections_counts(example):
+    """What the enumeration oracle's scores may be remembered under (exact/enumeration.ListScores): a
+    list's score does not change when documents outside the list are renamed, nor, for a recall-based
+    metric, when their grades are permuted among them, nor, for any other metric, when they change."""
+    import numpy as np
+
+    from medopt.metrics import Grading
+
+    metric = parse_metric(example)
+    rng = np.random.default_rng(seed_of(example))
+    changed = 0
+    for trial in range(60):
+        top = int(rng.integers(1, 4))
+        grading = Grading(top, {g: float(g * g + 1) for g in range(1, top + 1)} if trial % 4 == 3 else None)
+        if metric.grading_problem(grading):
+            continue
+        ranking = [f"d{i}" for i in rng.permutation(8)[:int(rng.integers(1, 7))]]
+        outside = [f"d{i}" for i in range(8) if f"d{i}" not in ranking] + ["x", "y", "z"]
+        grades = {d: int(rng.integers(0, top + 1)) for d in ranking + outside if rng.random() < 0.8}
+        score = metric.score(ranking, grades, grading)
+        renamed = {(d if d in ranking else f"renamed-{d}"): g for d, g in grades.items()}
+        assert metric.score(ranking, renamed, grading) == score
+        others = [d for d in outside if d in grades]
+        permuted = dict(grades) | dict(zip(others, rng.permutation([grades[d] for d in others]).tolist()))
+        assert metric.score(ranking, permuted, grading) == score
+        regraded = dict(grades) | {d: int(rng.integers(0, top + 1)) for d in outside}
+        if not metric.recall_based:
+            assert metric.score(ranking, regraded, grading) == score, (grades, regraded)
+        changed += metric.score(ranking, regraded, grading) != score
+    assert changed > 0 or not metric.recall_based, "a recall-based metric should read the collection's grades"
+
+
+@pytest.mark.parametrize("example", [e for e in EXAMPLES if not getattr(parse_metric(e), "characters", False)])
+def test_enumeration_is_every_assignments_differences(example):
+    """The oracle's remembered scores (exact/enumeration.ListScores) change nothing: each direction's
+    maximum and the assignment reaching it equal a loop that asks ``Instance.differences`` of every
+    assignment, on graded, partially judged instances with relevance limits, RBP with its residual too."""
+    import itertools
+
+    from medopt.exact.enumeration import enumerate_directions
+
+    metric = parse_metric(example)
+    compared = 0
+    for case, limits in oracle_cases(seed=seed_of(example) + 1, count=20, k=metric.cutoff, max_unjudged=6):
+        residual = hasattr(metric, "tail_weight") and compared % 2 == 1
+        instance = build_instance(metric, case.a, case.b, case.judgments, max_grade=case.max_grade,
+                                  limits=limits, residual=residual)
+        expected = {}
+        for values in itertools.product(range(instance.max_grade + 1), repeat=len(instance.unjudged)):
+            assignment = dict(zip(instance.unjudged, values))
+            if instance.satisfies_limits(assignment):
+                for direction, value in instance.differences(assignment).items():
+                    if direction not in expected or value > expected[direction][0]:
+                        expected[direction] = (value, assignment)
+        if not expected:
+            continue
+        best, timed_out, _ = enumerate_directions(instance)
+        assert not timed_out and best == expected, (example, case, limits)
+        compared += 1
+    assert compared >= 10
