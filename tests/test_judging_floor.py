@@ -8,6 +8,7 @@ import itertools
 import math
 import random
 
+import numpy as np
 import pytest
 
 import medopt
@@ -79,20 +80,33 @@ def brute_force(metric, rankings, pairs, topics, qrels, start, table):
                     relaxed.append([relaxed_bound(table[pair, t][s], lists, judged) for s in (1, -1)])
                 options.append((size, ranges, relaxed))
         per_topic.append(options)
+    return fewest_over_combinations(per_topic, len(pairs)), levels
+
+
+def fewest_over_combinations(per_topic, pairs: int) -> dict:
+    """Over every combination of one option per topic (its judged set): {k: the fewest judgments with
+    which k pairs are decided (SPEC 7's verdict of the summed range)} and {("relaxed", k): the same for
+    the relaxation's bounds}.  NumPy over the combinations, topic by topic: the sums are added in topic
+    order, as Python's ``sum`` over a combination would, so every total is the same float."""
+    sizes, lows, highs, relaxed = np.zeros(1, dtype=int), np.zeros((1, pairs)), np.zeros((1, pairs)), np.zeros((1, pairs, 2))
+    for options in per_topic:
+        size = np.array([option[0] for option in options])
+        low = np.array([[end[0] for end in option[1]] for option in options]).reshape(len(options), pairs)
+        high = np.array([[end[1] for end in option[1]] for option in options]).reshape(len(options), pairs)
+        bound = np.array([option[2] for option in options]).reshape(len(options), pairs, 2)
+        sizes = (sizes[:, None] + size[None, :]).reshape(-1)
+        lows = (lows[:, None] + low[None, :]).reshape(-1, pairs)
+        highs = (highs[:, None] + high[None, :]).reshape(-1, pairs)
+        relaxed = (relaxed[:, None] + bound[None, :]).reshape(-1, pairs, 2)
+    decided = ((lows > 0) | (highs < 0)).sum(axis=1)  # medopt.result.verdict(low, high) == "decided"
+    held = (relaxed.max(axis=2) >= -1e-9).sum(axis=1)
     fewest = {}
-    for combo in itertools.product(*per_topic):
-        size = sum(option[0] for option in combo)
-        decided = 0
-        for i in range(len(pairs)):
-            low = sum(option[1][i][0] for option in combo)
-            high = sum(option[1][i][1] for option in combo)
-            decided += medopt.result.verdict(low, high) == "decided"
-        for k in range(1, decided + 1):
-            fewest[k] = min(fewest.get(k, math.inf), size)
-        sides = [max(sum(option[2][i][j] for option in combo) for j in (0, 1)) for i in range(len(pairs))]
-        for k in range(1, sum(value >= -1e-9 for value in sides) + 1):
-            fewest["relaxed", k] = min(fewest.get(("relaxed", k), math.inf), size)
-    return fewest, levels
+    for k in range(1, pairs + 1):
+        if (decided >= k).any():
+            fewest[k] = int(sizes[decided >= k].min())
+        if (held >= k).any():
+            fewest["relaxed", k] = int(sizes[held >= k].min())
+    return fewest
 
 
 def relaxed_bound(dev, lists, judged):
