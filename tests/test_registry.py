@@ -14,14 +14,18 @@ checked here without being listed by hand, so a new one cannot skip the checks.
 
 from __future__ import annotations
 
+import itertools
+
+import numpy as np
 import pytest
 
 import medopt
 from medopt import methods
 from medopt.errors import MedoptError
+from medopt.exact.enumeration import enumerate_directions
 from medopt.formulations import REGISTRY as FORMULATIONS
 from medopt.instance import build_instance
-from medopt.metrics import REGISTRY, Metric, Reduction, declared_reductions, parse_metric
+from medopt.metrics import REGISTRY, Grading, Metric, Reduction, declared_reductions, parse_metric
 from medopt.metrics.proofs import Proof
 from medopt.reductions import reduce
 
@@ -157,8 +161,6 @@ def test_a_metric_scores_each_grading_with_its_own_tables(example):
     one, a grading equal to an earlier one but a new object too, and a pickled metric leaves them out."""
     import pickle
 
-    from medopt.metrics import Grading
-
     ranking, other = ["a", "b", "c", "d", "e"], ["e", "c", "x", "a"]
     grades = {"a": 2, "c": 3, "x": 1, "y": 2}
     gradings = [Grading(3), Grading(1), Grading(5), Grading(3, {1: 1.0, 2: 4.0, 3: 9.0}), Grading(3)]
@@ -176,10 +178,6 @@ def test_a_score_reads_its_lists_grades_and_for_recall_the_collections_counts(ex
     """What the enumeration oracle's scores may be remembered under (exact/enumeration.ListScores): a
     list's score does not change when documents outside the list are renamed, nor, for a recall-based
     metric, when their grades are permuted among them, nor, for any other metric, when they change."""
-    import numpy as np
-
-    from medopt.metrics import Grading
-
     metric = parse_metric(example)
     rng = np.random.default_rng(seed_of(example))
     changed = 0
@@ -209,10 +207,6 @@ def test_enumeration_is_every_assignments_differences(example):
     """The oracle's remembered scores (exact/enumeration.ListScores) change nothing: each direction's
     maximum and the assignment reaching it equal a loop that asks ``Instance.differences`` of every
     assignment, on graded, partially judged instances with relevance limits, RBP with its residual too."""
-    import itertools
-
-    from medopt.exact.enumeration import enumerate_directions
-
     metric = parse_metric(example)
     compared = 0
     for case, limits in oracle_cases(seed=seed_of(example) + 1, count=20, k=metric.cutoff, max_unjudged=6):
