@@ -33,11 +33,22 @@ def graded_instances(metric, seed: int, count: int = 40):
 
 
 def direction_maxima(instance) -> dict:
-    """Each direction's largest difference over every assignment of grades 0..G (limits left out)."""
-    best = {"a": -np.inf, "b": -np.inf}
+    """Each direction's largest difference over every assignment of grades 0..G (on instances built
+    without relevance limits)."""
+    return {direction: value for direction, (value, _) in looped_best(instance).items()}
+
+
+def looped_best(instance) -> dict:
+    """{direction: (its largest difference, the first assignment reaching it)} over every assignment of
+    grades 0..G that meets the instance's relevance limits, each asked of ``Instance.differences``: a
+    loop with nothing remembered, to check the enumeration oracle against."""
+    best = {}
     for grades in itertools.product(range(instance.max_grade + 1), repeat=len(instance.unjudged)):
-        for direction, value in instance.differences(dict(zip(instance.unjudged, grades))).items():
-            best[direction] = max(best[direction], value)
+        assignment = dict(zip(instance.unjudged, grades))
+        if instance.satisfies_limits(assignment):
+            for direction, value in instance.differences(assignment).items():
+                if direction not in best or value > best[direction][0]:
+                    best[direction] = (value, assignment)
     return best
 
 

@@ -14,8 +14,6 @@ checked here without being listed by hand, so a new one cannot skip the checks.
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
 
@@ -29,7 +27,7 @@ from medopt.metrics import REGISTRY, Grading, Metric, Reduction, declared_reduct
 from medopt.metrics.proofs import Proof
 from medopt.reductions import reduce
 
-from exact_cases import oracle_cases
+from exact_cases import looped_best, oracle_cases
 from test_reductions import reductions_keep_the_maximum
 
 FAMILIES = sorted(REGISTRY)
@@ -213,13 +211,7 @@ def test_enumeration_is_every_assignments_differences(example):
         residual = hasattr(metric, "tail_weight") and compared % 2 == 1
         instance = build_instance(metric, case.a, case.b, case.judgments, max_grade=case.max_grade,
                                   limits=limits, residual=residual)
-        expected = {}
-        for values in itertools.product(range(instance.max_grade + 1), repeat=len(instance.unjudged)):
-            assignment = dict(zip(instance.unjudged, values))
-            if instance.satisfies_limits(assignment):
-                for direction, value in instance.differences(assignment).items():
-                    if direction not in expected or value > expected[direction][0]:
-                        expected[direction] = (value, assignment)
+        expected = looped_best(instance)
         if not expected:
             continue
         best, timed_out, _ = enumerate_directions(instance)
