@@ -82,19 +82,26 @@ def tabu_run(problem: SumOfPrecisions, variables: list, start: list, iterations:
     if not variables or problem.relevant_grade is None:
         return best_value, best_docs
     tabu_until = dict.fromkeys(variables, 0)
+    flips = [(doc, *problem.position[doc]) for doc in variables]  # rank -1: not in that list
+    on = problem.on
     for iteration in range(1, iterations + 1):
         if expired():  # the time limit: the best state so far stands
             break
         weights_better, weights_worse, numerator = problem.weights()
+        weights_better.append(0.0)  # read at rank -1: a document not in the list gains nothing there
+        weights_worse.append(0.0)
         count = problem.relevant_count
+        # the ratio's denominator after a flip off (count - 1, only when some document is on) or on
+        off = problem.normaliser(count - 1) if count > 0 else 0
+        onto = problem.normaliser(count + 1)
         admissible, fallback = [], []
         admissible_value = fallback_value = -float("inf")
-        for doc in variables:
-            change = problem.gain(doc, weights_better, weights_worse)
-            if problem.on[doc]:
-                value = problem.ratio(numerator - change, count - 1)
+        for doc, in_better, in_worse in flips:
+            change = weights_better[in_better] - weights_worse[in_worse]  # problem.gain
+            if on[doc]:
+                value = (numerator - change) / off if off > 0 else 0.0  # problem.ratio
             else:
-                value = problem.ratio(numerator + change, count + 1)
+                value = (numerator + change) / onto if onto > 0 else 0.0
             if tabu_until[doc] < iteration or value > best_value + TIE:
                 admissible, admissible_value = _keep_best(admissible, admissible_value, doc, value)
             else:

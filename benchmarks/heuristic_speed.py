@@ -1,0 +1,63 @@
+"""Seconds of the AP heuristics (greedy, tabu) on the workloads of notebook 05 (docs/speed.md).
+
+Two workloads: 300 random instances of depth 3-8 (``random_instances(77, 300, max_grade=1)``) and,
+when DL-HARD is there (``--data``), AP@50 and AP@100 of two run pairs on its first six judged topics
+with the qrels.  Prints each method's seconds per workload, the sum of its values and a digest of
+its answers (values and the documents made relevant), which must not change between two versions
+of the code.
+
+    .venv/bin/python benchmarks/heuristic_speed.py --data ../shared/data/dl-hard
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import itertools
+import time
+from pathlib import Path
+
+import medopt
+from medopt.io.trec import read_qrels, read_run
+from medopt.random_instances import random_instances
+
+METHODS = ("greedy", "tabu")
+RUNS = ("bm25", "bm25+rm3", "bm25+bert-mp", "bm25+t5-mp(zs)")
+
+
+def random_workload():
+    for case in random_instances(77, 300, max_grade=1):
+        yield f"AP@{case.k}", case.a, case.b, case.judgments
+
+
+def dl_hard_workload(data: Path):
+    runs = {name: read_run(data / "baselines" / "doc" / f"{name}.run") for name in RUNS}
+    qrels = read_qrels(data / "dl_hard-doc.qrels")
+    topics = sorted(set(runs[RUNS[0]].rankings) & set(qrels))[:6]
+    for k, ((x, y), topic) in itertools.product((50, 100), itertools.product(((RUNS[0], RUNS[2]), (RUNS[1], RUNS[3])),
+                                                                               topics)):
+        yield f"AP@{k}", runs[x].rankings[topic], runs[y].rankings[topic], qrels[topic]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, help="the DL-HARD folder (its workload is skipped without it)")
+    args = parser.parse_args()
+    workloads = {"random, depth 3-8": list(random_workload())}
+    if args.data is not None:
+        workloads["DL-HARD AP@50, AP@100"] = list(dl_hard_workload(args.data))
+    print(f"{'workload':24s} {'method':7s} {'instances':>9s} {'seconds':>8s}  sum of values, digest")
+    for name, cases in workloads.items():
+        for method in METHODS:
+            answers = []
+            started = time.perf_counter()
+            for metric, a, b, judged in cases:
+                result = medopt.med(metric, a, b, judged, max_grade=1, method=method)
+                answers.append((result.value, sorted(d for d, g in result.assignment.items() if g)))
+            seconds = time.perf_counter() - started
+            digest = hashlib.md5(repr(answers).encode()).hexdigest()[:12]
+            print(f"{name:24s} {method:7s} {len(cases):9d} {seconds:8.2f}  {sum(v for v, _ in answers)!r}, {digest}")
+
+
+if __name__ == "__main__":
+    main()
