@@ -59,40 +59,45 @@ def test_form_is_the_box_objective_and_the_lagrangian_bounds_it():
         roots, everything = roots_and_assignments(formulation, instance)
         if not roots:
             continue
+        profiles = [profile_of(instance, a) for a in everything]  # each assignment's, read by every box below
+        differences = [instance.differences(a) for a in everything]
         for direction in ("a", "b"):
             quadratic = formulation.box_quadratic(instance, direction)
             if quadratic is None:  # nothing can be relevant: no box to test
                 continue
+            zs = [z_of(quadratic, a) for a in everything]
+            for a, z in zip(everything, zs):
+                assert quadratic.assignment(z.astype(np.int8)) == a
             for attempt in range(5):
                 box = roots[0].box if attempt == 0 else random_box(rng, instance, roots[0])
                 if box is None:
                     continue
                 if attempt == 4:  # one profile: the box's own
-                    inside = [a for a in everything if in_box(profile_of(instance, a), box)]
-                    profile = profile_of(instance, inside[int(rng.integers(len(inside)))])
+                    inside = [p for p in profiles if in_box(p, box)]
+                    profile = inside[int(rng.integers(len(inside)))]
                     box = tuple((g, profile[g], profile[g]) for g, _, _ in box)
                 lam = float(rng.uniform(-0.3, 0.8))
                 form = quadratic.form(box, lam)
-                inside = [a for a in everything if in_box(profile_of(instance, a), box)]
+                inside = [i for i, p in enumerate(profiles) if in_box(p, box)]
                 assert inside
                 one = all(lo == hi for _, lo, hi in box)
                 needed = -np.inf
-                for a in inside:
-                    target = profile_of(instance, a)[rel] * (instance.differences(a)[direction] - lam)
-                    value = form_value(form, z_of(quadratic, a))
+                for i in inside:
+                    a = everything[i]
+                    target = profiles[i][rel] * (differences[i][direction] - lam)
+                    value = form_value(form, zs[i])
                     if one:
                         assert abs(value - target) <= 1e-9, (instance.metric, box, direction, a)
                     else:
                         assert value >= target - 1e-9, (instance.metric, box, direction, a)
                     needed = max(needed, target)
-                    assert quadratic.assignment(z_of(quadratic, a).astype(np.int8)) == a
                 bound, labels, _ = lagrangian_bound(form, quadratic.counts(box))
                 assert bound >= needed - 1e-9, (instance.metric, box, direction, lam)
                 # the box's rows (q_rows.py: boxes over R alone) hold at every assignment of the box, and
                 # their Lagrangian bounds it
                 rows = quadratic.rows.at(box) if quadratic.rows is not None else None
-                for a in inside if rows is not None else ():
-                    z = z_of(quadratic, a)
+                for i in inside if rows is not None else ():
+                    z, a = zs[i], everything[i]
                     values = rows.constant + rows.L @ z + rows.coefficient * z[rows.d_rel] + \
                         rows.S @ (z[form[3]] * z[form[4]])
                     assert (values[rows.active] >= -1e-9).all(), (instance.metric, box, a)
