@@ -20,20 +20,49 @@ from . import q_quick
 
 
 def pair_weights(instance, direction, scales=(1.0, 1.0)) -> dict:
-    """Net coefficient of b_d b_e in N = sign * (SP(A) - SP(B)), per unordered pair of unjudged documents;
-    with ``scales`` (s_A, s_B), in sign * (s_A SP(A) - s_B SP(B)) (self_normalised.py: each list over its
-    own denominator)."""
-    sign = direction_sign(direction)
-    weights = {}
+    """Net coefficient of b_d b_e in N = sign * (SP(A) - SP(B)), per unordered pair of unjudged documents
+    (the key in sorted order); with ``scales`` (s_A, s_B), in sign * (s_A SP(A) - s_B SP(B))
+    (self_normalised.py: each list over its own denominator).  The pairs of pair_arrays, in its order."""
+    unjudged = instance.unjudged
+    first, second, weights = pair_arrays(instance, direction, scales)
+    return {(unjudged[d], unjudged[e]): w for d, e, w in zip(first.tolist(), second.tolist(), weights.tolist())}
+
+
+def pair_arrays(instance, direction, scales=(1.0, 1.0)) -> tuple:
+    """pair_weights as arrays (first, second, weights), the documents as indices into
+    instance.unjudged: a list's document at rank i contributes side / i (side = sign s_A for A,
+    -sign s_B for B) to its pair with each unjudged document above it.  The pairs come in the order a
+    loop over A's ranks and then B's (each rank's earlier documents in rank order) first meets them,
+    each pair (d, e) with d before e in sorted order, and a pair's weight is 0.0 + A's part + B's
+    part, the sums such a loop would make."""
+    sign, judgments, unjudged = direction_sign(direction), instance.judgments, instance.unjudged
+    index = {d: i for i, d in enumerate(unjudged)}
+    by_name = sorted(range(len(unjudged)), key=unjudged.__getitem__)  # the documents in sorted order
+    place = np.empty(len(unjudged), dtype=np.int64)
+    place[by_name] = np.arange(len(unjudged))
+    keys, parts = [], []
     for ranking, side in ((instance.a, sign * scales[0]), (instance.b, -sign * scales[1])):
-        for i, later in enumerate(ranking, start=1):
-            check_time()  # O(k^2) in all: the deadline is checked rank by rank (limits.py)
-            for earlier in ranking[: i - 1]:
-                if earlier in instance.judgments or later in instance.judgments:
-                    continue
-                key = tuple(sorted((earlier, later)))
-                weights[key] = weights.get(key, 0.0) + side / i
-    return weights
+        check_time()
+        ranks = [(i, index[d]) for i, d in enumerate(ranking, start=1) if d not in judgments]
+        rank, doc = np.array([r for r, _ in ranks], dtype=np.int64), np.array([d for _, d in ranks], dtype=np.int64)
+        later, earlier = np.tril_indices(len(ranks), -1)  # per later rank, the earlier ones in rank order
+        a, b = place[doc[later]], place[doc[earlier]]
+        keys.append(np.minimum(a, b) * len(unjudged) + np.maximum(a, b))
+        parts.append(side / rank[later])
+    check_time()
+    in_a, in_b = keys
+    sorter = np.argsort(in_a, kind="stable")
+    at = np.searchsorted(in_a, in_b, sorter=sorter)
+    found = np.zeros(len(in_b), dtype=bool)
+    inside = at < len(in_a)
+    found[inside] = in_a[sorter[at[inside]]] == in_b[inside]
+    pairs = np.concatenate([in_a, in_b[~found]])
+    weights = np.zeros(len(pairs))
+    weights[:len(in_a)] += parts[0]
+    weights[sorter[at[found]]] += parts[1][found]  # (each pair once per list: no repeated index)
+    weights[len(in_a):] += parts[1][~found]
+    by_name = np.asarray(by_name, dtype=np.int64)
+    return by_name[pairs // max(len(unjudged), 1)], by_name[pairs % max(len(unjudged), 1)], weights
 
 
 def relevance_linear(instance, direction, scales=(1.0, 1.0)) -> tuple[float, list]:
@@ -75,10 +104,8 @@ def relevance_quadratic(instance, direction):
     linear = np.zeros(len(index))
     for d, w in terms:
         linear[index[d]] += w
-    weights = pair_weights(instance, direction)
-    first = np.fromiter((index[d] for d, _ in weights), np.int64, len(weights))
-    second = np.fromiter((index[e] for _, e in weights), np.int64, len(weights))
-    return constant, linear, first, second, np.fromiter(weights.values(), float, len(weights))
+    first, second, weights = pair_arrays(instance, direction)
+    return constant, linear, first, second, weights
 
 
 
