@@ -135,6 +135,8 @@ def test_quadratic_form_is_the_evaluators_numerator_minus_lam_r(example):
             for instance in (original, reduce_instance(original, direction)):
                 lam = float(rng.normal()) if metric.family == "AP" else None
                 constant, linear, first, second, weights, _ = formulation.quadratic_form(instance, direction, lam)
+                unordered = {frozenset(pair) for pair in zip(first.tolist(), second.tolist())}
+                assert len(unordered) == len(first) and (first != second).all()  # each pair once
                 rel = metric.p("rel")
                 for _ in range(5):
                     grades = {d: int(rng.integers(0, instance.max_grade + 1)) for d in instance.unjudged}
