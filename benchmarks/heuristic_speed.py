@@ -1,10 +1,11 @@
 """Seconds of the AP heuristics (greedy, tabu) on the workloads of notebook 05 (docs/speed.md).
 
-Two workloads: 300 random instances of depth 3-8 (``random_instances(77, 300, max_grade=1)``) and,
+Three workloads: 300 random instances of depth 3-8 (``random_instances(77, 300, max_grade=1)``) and,
 when DL-HARD is there (``--data``), AP@50 and AP@100 of two run pairs on its first six judged topics
-with the qrels.  Prints each method's seconds per workload, the sum of its values and a digest of
-its answers (values and the documents made relevant), which must not change between two versions
-of the code.
+with the qrels, and AP at trec_eval's depth (all 1000 ranks; greedy only, the exact solver's seed) of
+the same pairs and topics.  Prints each method's seconds per workload, the sum of its values and a
+digest of its answers (values and the documents made relevant), which must not change between two
+versions of the code.
 
     .venv/bin/python benchmarks/heuristic_speed.py --data ../shared/data/dl-hard
 """
@@ -30,25 +31,26 @@ def random_workload():
         yield f"AP@{case.k}", case.a, case.b, case.judgments
 
 
-def dl_hard_workload(data: Path):
+def dl_hard_workload(data: Path, metrics):
     runs = {name: read_run(data / "baselines" / "doc" / f"{name}.run") for name in RUNS}
     qrels = read_qrels(data / "dl_hard-doc.qrels")
     topics = sorted(set(runs[RUNS[0]].rankings) & set(qrels))[:6]
-    for k, ((x, y), topic) in itertools.product((50, 100), itertools.product(((RUNS[0], RUNS[2]), (RUNS[1], RUNS[3])),
-                                                                               topics)):
-        yield f"AP@{k}", runs[x].rankings[topic], runs[y].rankings[topic], qrels[topic]
+    for metric, ((x, y), topic) in itertools.product(metrics, itertools.product(((RUNS[0], RUNS[2]), (RUNS[1], RUNS[3])),
+                                                                                 topics)):
+        yield metric, runs[x].rankings[topic], runs[y].rankings[topic], qrels[topic]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, help="the DL-HARD folder (its workload is skipped without it)")
     args = parser.parse_args()
-    workloads = {"random, depth 3-8": list(random_workload())}
+    workloads = {"random, depth 3-8": (list(random_workload()), METHODS)}
     if args.data is not None:
-        workloads["DL-HARD AP@50, AP@100"] = list(dl_hard_workload(args.data))
+        workloads["DL-HARD AP@50, AP@100"] = (list(dl_hard_workload(args.data, ("AP@50", "AP@100"))), METHODS)
+        workloads["DL-HARD AP, depth 1000"] = (list(dl_hard_workload(args.data, ("AP",))), ("greedy",))
     print(f"{'workload':24s} {'method':7s} {'instances':>9s} {'seconds':>8s}  sum of values, digest")
-    for name, cases in workloads.items():
-        for method in METHODS:
+    for name, (cases, methods) in workloads.items():
+        for method in methods:
             answers = []
             started = time.perf_counter()
             for metric, a, b, judged in cases:

@@ -6,11 +6,13 @@ heuristic falls short of the optimum is printed (not asserted).
 """
 
 import itertools
+import random
 
 import pytest
 
 import medopt
 from medopt.errors import MedoptError
+from medopt.heuristics import greedy as greedy_module
 from medopt.instance import RelevanceLimit
 from medopt.random_instances import random_instances
 
@@ -269,3 +271,45 @@ def test_tc_err_rejects_other_metrics_and_limits():
         medopt.med("RR@10", X3, X4, X34_JUDGED, method="tc-err")
     with pytest.raises(MedoptError, match="relevance limits"):
         medopt.med("ERR@10", X3, X4, X34_JUDGED, method="tc-err", limits=[RelevanceLimit(high=1)])
+
+
+
+def _plain_greedy_path(problem):
+    """The eq. 13 greedy as first written (lists, problem.gain, the loop's weights): (best, its documents)."""
+    remaining = list(problem.docs)
+    weights_better, weights_worse, best = problem.scored_weights()
+    best_docs = problem.relevant_docs()
+    while remaining:
+        gains = [problem.gain(d, weights_better, weights_worse) for d in remaining]
+        if max(gains) <= greedy_module.IMPROVEMENT:
+            break
+        problem.flip(remaining.pop(gains.index(max(gains))))
+        weights_better, weights_worse, value = problem.scored_weights()
+        if value > best:
+            best, best_docs = value, problem.relevant_docs()
+    return best, best_docs
+
+
+def test_eq13_weights_from_numpy_are_the_loops_to_the_last_bit(monkeypatch):
+    """The eq. 13 weights from NumPy (greedy.weight_arrays, the path of long lists) are the plain loop's
+    bit for bit, and the greedy's path on arrays is the plain one's, on lists of 5-150 ranks."""
+    rng = random.Random(7)
+    for length in (0, 1, 2, 63, 200, 1000):
+        for p in (0.0, 0.1, 0.5, 1.0):
+            relevant = [rng.random() < p for _ in range(length)]
+            weights, total = greedy_module.weight_arrays(relevant)
+            assert (weights.tolist(), total) == greedy_module.flip_weights(relevant)
+    monkeypatch.setattr(greedy_module, "ARRAY_RANKS", 1)  # the path on arrays however short the lists
+    paths = 0
+    for k in (5, 20, 60, 100, 150):
+        for _ in range(6):
+            a = [f"d{i}" for i in rng.sample(range(k + 30), k)]
+            b = [f"d{i}" for i in rng.sample(range(k + 30), k)]
+            judged = {f"d{i}": rng.randint(0, 1) for i in rng.sample(range(k + 30), k // 3)}
+            for metric in (f"AP@{k}", f"SSP@{k}", f"AP(norm=min)@{k}"):
+                instance = medopt.build_instance(metric, a, b, judged, max_grade=1)
+                for direction in "ab":
+                    expected = _plain_greedy_path(greedy_module.SumOfPrecisions(instance, direction))
+                    assert greedy_module.greedy_path(greedy_module.SumOfPrecisions(instance, direction)) == expected
+                    paths += 1
+    assert paths == 180

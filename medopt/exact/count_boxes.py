@@ -44,7 +44,7 @@ from .common import rescored
 from .lagrangian import rows_bound
 
 # roof duals per box test, and the tests without a time limit (values: docs/speed.md#tuned-constants)
-STEPS = 8
+STEPS = 5
 UNTIMED_TESTS = 200
 
 

@@ -34,11 +34,9 @@ from ..metrics.base import count_relevant
 from ..result import MedResult, certify
 
 IMPROVEMENT = 1e-12  # a weight difference below this is numerical noise, not an increase
-
-
-# lists at least this long get their eq. 13 weights from NumPy (flip_weights); shorter ones from the
-# plain loop, which is faster there (the tabu search's thousands of iterations at small k)
-ARRAY_RANKS = 64
+# a greedy path over two lists of at least this many ranks in all runs on NumPy arrays (weight_arrays);
+# below, Python's lists are faster (measured: docs/speed.md#the-greedys-path-on-arrays-2026-11-27)
+ARRAY_RANKS = 550
 
 
 def flip_weights(relevant: list) -> tuple[list, float]:
@@ -49,9 +47,6 @@ def flip_weights(relevant: list) -> tuple[list, float]:
     ``(1 + #relevant above i) / i + sum_{j > i relevant} 1/j``.
     """
     length = len(relevant)
-    if length >= ARRAY_RANKS:
-        weights, total = weight_arrays(relevant)
-        return weights.tolist(), total
     weights = [0.0] * length
     tail = 0.0
     for index in range(length - 1, -1, -1):
@@ -176,24 +171,30 @@ def greedy_path(problem: SumOfPrecisions, candidates=None) -> tuple[float, list]
     """
     remaining = list(problem.docs if candidates is None else candidates)
     remaining = [d for d in remaining if not problem.on[d]]
-    weights_better, weights_worse, best_value = problem.scored_weights(arrays=True)
+    arrays = len(problem.better) + len(problem.worse) >= ARRAY_RANKS
+    weights_better, weights_worse, best_value = problem.scored_weights(arrays)
     best_docs = problem.relevant_docs()
     if problem.relevant_grade is None:
         return best_value, best_docs
-    ranks = np.array([problem.position[d] for d in remaining], dtype=np.int64).reshape(-1, 2)  # -1: not in the list
+    if arrays:  # each remaining document's ranks in the better and the worse list (-1: not there)
+        ranks = np.array([problem.position[d] for d in remaining], dtype=np.int64).reshape(-1, 2)
     made, best_made = [], 0  # the documents made relevant, in order; how many of them at the best value
     while remaining:
         check_time()  # O(n) moves of O(n + k) each: under a deadline (a warm start, tabu), checked per move
-        # problem.gain of each remaining document: a rank -1 reads the 0.0 appended to its list's weights
-        gains = np.append(weights_better, 0.0)[ranks[:, 0]] - np.append(weights_worse, 0.0)[ranks[:, 1]]
-        best = int(np.argmax(gains))  # ties: first in order of appearance
+        if arrays:  # problem.gain of each remaining document: a rank -1 reads the 0.0 appended to the weights
+            gains = np.append(weights_better, 0.0)[ranks[:, 0]] - np.append(weights_worse, 0.0)[ranks[:, 1]]
+            best = int(np.argmax(gains))  # ties: first in order of appearance
+        else:
+            gains = [problem.gain(d, weights_better, weights_worse) for d in remaining]
+            best = gains.index(max(gains))
         if gains[best] <= IMPROVEMENT:
             break  # no document raises the better list's lead any more
         doc = remaining.pop(best)
-        ranks = np.delete(ranks, best, axis=0)
+        if arrays:
+            ranks = np.delete(ranks, best, axis=0)
         problem.flip(doc)
         made.append(doc)
-        weights_better, weights_worse, value = problem.scored_weights(arrays=True)
+        weights_better, weights_worse, value = problem.scored_weights(arrays)
         if value > best_value:
             best_value, best_made = value, len(made)
     if best_made:  # the relevant documents at the best value (the path only makes documents relevant)
