@@ -88,7 +88,7 @@ def main() -> None:
     parser.add_argument("--instances", type=int, default=300)
     parser.add_argument("--seed", type=int, default=20261124)
     args = parser.parse_args()
-    print(f"| metric | solver | instances | refused by both (limits) | " + " | ".join(ENDS) + " | seconds |")
+    print("| metric | solver | instances | refused by both (limits) | " + " | ".join(ENDS) + " | seconds |")
     print("|---|---|---|---|" + "---|" * len(ENDS) + "---|")
     all_failures = []
     for metric in args.metrics:

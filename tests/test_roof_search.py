@@ -6,7 +6,6 @@ maximum, and every MED and range end settled through it stays the enumeration's.
 from __future__ import annotations
 
 import itertools
-import math
 
 import numpy as np
 import pytest

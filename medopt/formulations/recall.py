@@ -104,7 +104,7 @@ class CutCounts(Formulation, CaseModels, DinkelbachModels):
         """The cases with the bound of the module's docstring, best first."""
         sign = direction_sign(direction)
         unjudged, relevant = instance.unjudged, instance.metric.is_relevant
-        n, judged = len(unjudged), judged_count(instance, instance.metric.p("rel"))
+        judged = judged_count(instance, instance.metric.p("rel"))
         whole = max(len(instance.a), len(instance.b))  # a cut below every rank of both lists
         far = np.iinfo(np.int64).max  # the rank of an absent document: below every cut (a cut may exceed the lists)
         rank_a, rank_b = instance.rank_a, instance.rank_b

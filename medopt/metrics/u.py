@@ -47,7 +47,7 @@ class U(Metric):
 
     def __post_init__(self):
         if self.cutoff is not None:
-            raise MetricSyntaxError(f"U takes no cutoff; its depth is L characters, e.g. U(L=12000)")
+            raise MetricSyntaxError("U takes no cutoff; its depth is L characters, e.g. U(L=12000)")
 
     def __str__(self) -> str:  # L is always shown: U(L=12000), as SPEC 8 writes it
         text = f"U(L={self.p('L')}"

@@ -28,7 +28,7 @@ class MatrixModel:
 
     c: np.ndarray
     offset: float
-    A: "scipy.sparse.csr_matrix"
+    A: "scipy.sparse.csr_matrix"  # noqa: F821 (SciPy is imported where a model is compiled)
     row_lower: np.ndarray
     row_upper: np.ndarray
     lower: np.ndarray
