@@ -273,7 +273,6 @@ def test_tc_err_rejects_other_metrics_and_limits():
         medopt.med("ERR@10", X3, X4, X34_JUDGED, method="tc-err", limits=[RelevanceLimit(high=1)])
 
 
-
 def _plain_greedy_path(problem):
     """The eq. 13 greedy as first written (lists, problem.gain, the loop's weights): (best, its documents)."""
     remaining = list(problem.docs)
