@@ -37,6 +37,9 @@ def known_bound(quick: dict, formulation, instance: Instance, direction: str) ->
 
 
 MAX_RELAXATION_STEPS = 20  # Dinkelbach steps over the roof dual before the models take over
+# The share of an AP direction's time that the steps and the exact search over the roof dual get before
+# the count boxes and the parametric bound (value: docs/speed.md#tuned-constants)
+SEARCH_SHARE = 1 / 3
 # A direction the exact search (solvers.roof_search) bounds within this of the difference reached is
 # settled, with that bound: the search's bound carries its grid's distance from the true function
 # (about 1e-10 at depth 1000), more than the solvers' cutoff slack; the certificate's tolerance
@@ -65,8 +68,8 @@ def settled_by_relaxation(formulation, instance: Instance, reduced: Instance, di
 
     ``deadline`` (the driver's share of a time limit for this direction, so that the other one still
     gets time for its bounds): the steps and the search end at it, the search with the bound of its
-    open nodes (searching); where a parametric bound follows, the roof dual's steps end halfway to
-    it (a ``roof`` that is already a timed search, searched_until's, runs to its own end), and the
+    open nodes (searching); where a parametric bound follows, the roof dual's steps end SEARCH_SHARE of
+    the way to it (a ``roof`` that is already a timed search, searched_until's, runs to its own end), and the
     parametric bound at it, with the multipliers tried so far (at least one: past the deadline it
     costs one roof dual, not the whole bound in the other direction's time)."""
     relaxation = getattr(formulation, "relaxation_bound", None)
@@ -81,8 +84,9 @@ def _settled(formulation, relaxation, instance: Instance, reduced: Instance, dir
              quick: dict, guesses: dict, details: dict, roof, deadline: float | None) -> bool:
     memo: dict = {}
     parametric = getattr(formulation, "parametric_bound", None) if reduced.metric.family == "AP" else None
+    now = time.perf_counter()
     halfway = deadline if deadline is None or parametric is None or roof is not roof_dual_bound \
-        else (time.perf_counter() + deadline) / 2
+        else now + SEARCH_SHARE * (deadline - now)
     for _ in range(MAX_RELAXATION_STEPS):
         check_time()  # each step is a maximum flow (0.1-0.3 s at depth 1000) and a re-scoring
         if halfway is not None and time.perf_counter() > halfway:
