@@ -39,7 +39,7 @@ def known_bound(quick: dict, formulation, instance: Instance, direction: str) ->
 MAX_RELAXATION_STEPS = 20  # Dinkelbach steps over the roof dual before the models take over
 # The share of an AP direction's time that the steps and the exact search over the roof dual get before
 # the count boxes and the parametric bound (value: docs/speed.md#tuned-constants)
-SEARCH_SHARE = 1 / 3
+SEARCH_SHARE = 1 / 2
 # A direction the exact search (solvers.roof_search) bounds within this of the difference reached is
 # settled, with that bound: the search's bound carries its grid's distance from the true function
 # (about 1e-10 at depth 1000), more than the solvers' cutoff slack; the certificate's tolerance
