@@ -19,18 +19,11 @@ from ..modeling import direction_sign
 from . import q_quick
 
 
-def pair_weights(instance, direction, scales=(1.0, 1.0)) -> dict:
-    """Net coefficient of b_d b_e in N = sign * (SP(A) - SP(B)), per unordered pair of unjudged documents
-    (the key in sorted order); with ``scales`` (s_A, s_B), in sign * (s_A SP(A) - s_B SP(B))
-    (self_normalised.py: each list over its own denominator).  The pairs of pair_arrays, in its order."""
-    unjudged = instance.unjudged
-    first, second, weights = pair_arrays(instance, direction, scales)
-    return {(unjudged[d], unjudged[e]): w for d, e, w in zip(first.tolist(), second.tolist(), weights.tolist())}
-
-
 def pair_arrays(instance, direction, scales=(1.0, 1.0)) -> tuple:
-    """pair_weights as arrays (first, second, weights), the documents as indices into
-    instance.unjudged: a list's document at rank i contributes side / i (side = sign s_A for A,
+    """Net coefficient of b_d b_e in N = sign * (SP(A) - SP(B)), per unordered pair of unjudged documents,
+    as arrays (first, second, weights), the documents as indices into instance.unjudged; with
+    ``scales`` (s_A, s_B), in sign * (s_A SP(A) - s_B SP(B)) (self_normalised.py: each list over its
+    own denominator).  A list's document at rank i contributes side / i (side = sign s_A for A,
     -sign s_B for B) to its pair with each unjudged document above it.  The pairs come in the order a
     loop over A's ranks and then B's (each rank's earlier documents in rank order) first meets them,
     each pair (d, e) with d before e in sorted order, and a pair's weight is 0.0 + A's part + B's
@@ -98,7 +91,7 @@ def relevance_linear(instance, direction, scales=(1.0, 1.0)) -> tuple[float, lis
 def relevance_quadratic(instance, direction):
     """N = sign (SP(A) - SP(B)) as a quadratic function of the relevances b_d of the unjudged documents
     (instance.unjudged order): (constant, linear, first, second, weights), the pairs as index arrays;
-    the terms of relevance_linear and pair_weights, as in numerator_expression."""
+    the terms of relevance_linear and pair_arrays, as in numerator_expression."""
     constant, terms = relevance_linear(instance, direction)
     index = {d: i for i, d in enumerate(instance.unjudged)}
     linear = np.zeros(len(index))

@@ -37,18 +37,21 @@ from ..modeling import (LinearModel, binaries, binary_and, count_at_least, equal
                         row, rows, total)
 from .base import (CappedRatio, Case, CaseModels, DinkelbachMatrix, DinkelbachModels, DirectMatrix, DirectModel,
                    Formulation, ModelSize, grade_variables, register)
-from .precision_bounds import PrecisionBounds, pair_weights, relevance_linear
+from .precision_bounds import PrecisionBounds, pair_arrays, relevance_linear
 
 
 def relevance_products(m, instance, direction, scales=(1.0, 1.0)):
-    """Declare y[d, e] for every pair of unjudged documents whose product N needs (``scales``: pair_weights).
+    """Declare y[d, e] for every pair of unjudged documents whose product N needs (``scales``: pair_arrays).
 
     Under rank dominance (reductions.reduce) grade(d) >= grade(e) makes b_d b_e = b_e:
     such a pair needs no product variable, its weight goes to b_e's linear term."""
     weights, m.dominated_weight = {}, {}
     tick = Ticker()
-    for (d, e), w in pair_weights(instance, direction, scales).items():
-        tick()
+    unjudged = instance.unjudged
+    first, second, pair_weight = pair_arrays(instance, direction, scales)
+    for d, e, w in zip(first.tolist(), second.tolist(), pair_weight.tolist()):
+        tick()  # (a loop over every pair: the deadline is checked as it goes)
+        d, e = unjudged[d], unjudged[e]
         if abs(w) <= 1e-15:
             continue
         lower = e if instance.dominates(d, e) else d if instance.dominates(e, d) else None
