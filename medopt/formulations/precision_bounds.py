@@ -19,6 +19,14 @@ from ..modeling import direction_sign
 from . import q_quick
 
 
+def pair_weights(instance, direction, scales=(1.0, 1.0)) -> dict:
+    """pair_arrays as a dict {(d, e): weight} of document ids, in its order (for reading, as notebook 03
+    does; the models and bounds use the arrays)."""
+    unjudged = instance.unjudged
+    first, second, weights = pair_arrays(instance, direction, scales)
+    return {(unjudged[d], unjudged[e]): w for d, e, w in zip(first.tolist(), second.tolist(), weights.tolist())}
+
+
 def pair_arrays(instance, direction, scales=(1.0, 1.0)) -> tuple:
     """Net coefficient of b_d b_e in N = sign * (SP(A) - SP(B)), per unordered pair of unjudged documents,
     as arrays (first, second, weights), the documents as indices into instance.unjudged; with
