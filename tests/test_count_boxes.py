@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import medopt
-from medopt.exact.count_boxes import count_boxes
+from medopt.exact.count_boxes import DEFLECTION, count_boxes
+from medopt.exact.lagrangian import rows_bound
 from medopt.formulations import formulation_for
 from medopt.formulations.count_rows import CountRows, complete
 from medopt.metrics import parse_metric
@@ -46,6 +47,32 @@ def test_rows_hold_on_their_box_and_complete_keeps_the_form():
                 assert np.all(values[box.active] >= -1e-12), (bits, lo, hi)
                 if lo == hi:
                     assert np.allclose(values[2:], 0.0)
+
+
+def test_deflected_steps_bound_the_box_and_take_another_path():
+    """rows_bound with deflected steps (exact/lagrangian.py, as the count boxes run it) on random forms of
+    7 variables and every box lo..hi: its bound is at least the form's maximum over the b of the box
+    (enumeration), as the plain steps' is, and the deflection changes the multipliers on some boxes."""
+    rng = np.random.default_rng(11)
+    n, differ, boxes = 7, 0, 0
+    points = np.array(list(itertools.product((0, 1), repeat=n)), dtype=float)
+    for _ in range(12):
+        first = rng.integers(0, n, 15)
+        second = (first + rng.integers(1, n, 15)) % n
+        first, second, weights = complete(n, first, second, rng.normal(size=15))
+        linear, constant = rng.normal(size=n), float(rng.normal())
+        form = (n, constant, linear, first, second, weights, None)
+        values = constant + points @ linear + (points[:, first] * points[:, second]) @ weights
+        rows = CountRows(n, first, second)
+        for lo in range(n + 1):
+            for hi in range(lo, n + 1):
+                inside = (points.sum(axis=1) >= lo) & (points.sum(axis=1) <= hi)
+                plain, _, plain_nu = rows_bound(form, rows.at(lo, hi), steps=10)
+                deflected, _, deflected_nu = rows_bound(form, rows.at(lo, hi), steps=10, deflect=DEFLECTION)
+                assert plain >= values[inside].max() - 1e-9 and deflected >= values[inside].max() - 1e-9
+                boxes += 1
+                differ += not np.allclose(plain_nu, deflected_nu)
+    assert boxes == 12 * 36 and differ >= 5  # 8 with this seed
 
 
 @pytest.mark.parametrize("example", ["AP", "AP@6", "AP(norm=min)@4", "AP(rel=2)@5"])

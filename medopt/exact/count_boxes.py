@@ -46,6 +46,9 @@ from .lagrangian import rows_bound
 # roof duals per box test, and the tests without a time limit (values: docs/speed.md#tuned-constants)
 STEPS = 5
 UNTIMED_TESTS = 200
+# the deflection of the subgradient steps of a one-count box's tests (exact/lagrangian.py; value:
+# docs/speed.md#tuned-constants)
+DEFLECTION = 1.5
 
 
 class _Deadline(Exception):
@@ -143,7 +146,8 @@ class CountSearch:
                         count = best if best is not None and lo <= best <= hi else (lo + hi) // 2
                         multipliers = rows.interval(_best_mu(self.form(0.0, False), count, lam), lam)
                     excess, labels, found = rows_bound(self.form(lam, capped), rows.at(lo, hi), check=check,
-                                                       floor=0.0, start=multipliers, steps=STEPS)
+                                                       floor=0.0, start=multipliers, steps=STEPS,
+                                                       deflect=DEFLECTION if lo == hi else 0.0)
                     heapq.heappop(self.heap)
                     self.tests += 1
                     for undetermined in (0, 1):

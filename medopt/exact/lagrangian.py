@@ -29,7 +29,10 @@ projected subgradient step (Polyak's, towards a target ``TARGET`` below the firs
 ``floor``) at the row values of the roof dual's LP point (the cut's half-integral labels, each
 product at its optimum given them: min(z_f, z_s) for a positive weight, max(0, z_f + z_s - 1)
 otherwise), at most ``MAX_STEPS`` roof duals; any nu >= 0 gives a bound, so the steps need no
-proof."""
+proof.  With ``deflect`` = gamma > 0 the steps are deflected (Camerini, Fratta & Maffioli 1975): a
+subgradient g that points against the last step's direction d (g . d < 0) is replaced by
+g - gamma (g . d / d . d) d, which damps the zig-zag of plain subgradient steps near the optimum (the
+count boxes of AP: docs/speed.md#the-count-boxes-deflected-steps-2026-11-27)."""
 
 from __future__ import annotations
 
@@ -99,7 +102,8 @@ TARGET = 0.05
 
 
 def rows_bound(form: tuple, rows, check=None, floor: float = -math.inf,
-               start: np.ndarray | None = None, steps: int = MAX_STEPS) -> tuple[float, np.ndarray, np.ndarray]:
+               start: np.ndarray | None = None, steps: int = MAX_STEPS,
+               deflect: float = 0.0) -> tuple[float, np.ndarray, np.ndarray]:
     """(an upper bound on the maximum of ``form`` over the z meeting ``rows`` (formulations.q_rows.Rows:
     constant + L z + coefficient z[d_rel] + S (z_f z_s) >= 0 where active), the best bound's labels,
     its multipliers): the module docstring, from the multipliers ``start`` (a parent box's) when
@@ -107,12 +111,13 @@ def rows_bound(form: tuple, rows, check=None, floor: float = -math.inf,
     n, constant, linear, first, second, weights, implications = form
     nu = np.zeros(len(rows.active)) if start is None else np.where(rows.active, start, 0.0)
     with reusing():  # the pairs' signs seldom change from one step to the next: the arcs are kept
-        return _descend(n, constant, linear, first, second, weights, implications, rows, check, floor, nu, steps)
+        return _descend(n, constant, linear, first, second, weights, implications, rows, check, floor, nu, steps,
+                        deflect)
 
 
-def _descend(n, constant, linear, first, second, weights, implications, rows, check, floor, nu, steps):
+def _descend(n, constant, linear, first, second, weights, implications, rows, check, floor, nu, steps, deflect):
     active, transposed_l, transposed_s = rows.active, rows.L.T, rows.S.T  # (once, not per step)
-    best, best_labels, best_nu, target = math.inf, None, nu, None
+    best, best_labels, best_nu, target, previous = math.inf, None, nu, None, None
     for _ in range(steps):
         if check is not None:
             check()
@@ -128,10 +133,14 @@ def _descend(n, constant, linear, first, second, weights, implications, rows, ch
         products = np.where(pair_weights > 0, np.minimum(z[first], z[second]),
                             np.maximum(0.0, z[first] + z[second] - 1.0))
         values = rows.constant + rows.L @ z + rows.coefficient * z[rows.d_rel] + rows.S @ products
+        values = np.where(active, values, 0.0)
+        if deflect and previous is not None and float(values @ previous) < 0:  # against the last direction
+            values = values - deflect * float(values @ previous) / float(previous @ previous) * previous
         slope = np.where(active & ((values < 0) | (nu > 0)), values, 0.0)  # the projected subgradient
         norm = float(slope @ slope)
         if norm == 0 or not math.isfinite(bound):
             break
+        previous = slope
         if target is None:  # TARGET of the first bound's size below the floor (below the bound without one)
             target = (min(floor, bound) if math.isfinite(floor) else bound) - TARGET * abs(bound)
         nu = np.maximum(0.0, nu - (bound - target) / norm * slope)
