@@ -45,7 +45,7 @@ from .lagrangian import rows_bound
 
 # roof duals per box test, and the tests without a time limit (values: docs/speed.md#tuned-constants)
 STEPS = 5
-UNTIMED_TESTS = 200
+UNTIMED_TESTS = 400
 # the deflection of the subgradient steps of a one-count box's tests (exact/lagrangian.py; value:
 # docs/speed.md#tuned-constants)
 DEFLECTION = 1.5
