@@ -56,6 +56,7 @@ def test_deflected_steps_bound_the_box_and_take_another_path():
     rng = np.random.default_rng(11)
     n, differ, boxes = 7, 0, 0
     points = np.array(list(itertools.product((0, 1), repeat=n)), dtype=float)
+    counts = points.sum(axis=1)
     for _ in range(12):
         first = rng.integers(0, n, 15)
         second = (first + rng.integers(1, n, 15)) % n
@@ -66,7 +67,7 @@ def test_deflected_steps_bound_the_box_and_take_another_path():
         rows = CountRows(n, first, second)
         for lo in range(n + 1):
             for hi in range(lo, n + 1):
-                inside = (points.sum(axis=1) >= lo) & (points.sum(axis=1) <= hi)
+                inside = (counts >= lo) & (counts <= hi)
                 plain, _, plain_nu = rows_bound(form, rows.at(lo, hi), steps=10)
                 deflected, _, deflected_nu = rows_bound(form, rows.at(lo, hi), steps=10, deflect=DEFLECTION)
                 assert plain >= values[inside].max() - 1e-9 and deflected >= values[inside].max() - 1e-9

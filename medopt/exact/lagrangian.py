@@ -133,7 +133,6 @@ def _descend(n, constant, linear, first, second, weights, implications, rows, ch
         products = np.where(pair_weights > 0, np.minimum(z[first], z[second]),
                             np.maximum(0.0, z[first] + z[second] - 1.0))
         values = rows.constant + rows.L @ z + rows.coefficient * z[rows.d_rel] + rows.S @ products
-        values = np.where(active, values, 0.0)
         if deflect and previous is not None and float(values @ previous) < 0:  # against the last direction
             values = values - deflect * float(values @ previous) / float(previous @ previous) * previous
         slope = np.where(active & ((values < 0) | (nu > 0)), values, 0.0)  # the projected subgradient
