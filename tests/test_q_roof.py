@@ -332,3 +332,35 @@ def test_improve_locally_at_the_deadline_offers_its_best_point(monkeypatch):
         common.improve_locally(result, instance, "a", start)
     assert result.assignment is not None
     assert result.value == instance.differences(result.assignment)["a"] > instance.differences(start)["a"]
+
+
+def test_graded_rows_tests_start_from_their_parents(monkeypatch):
+    """The halves of a graded box its tests did not close start their rows test from the multipliers the
+    parent's rows test ended with (exact/boxes.py, ``BoxRun.graded_tests``), not from 0; the answers
+    stay those of enumeration (test_med_with_roof_tests_is_enumeration runs the same path)."""
+    from medopt.exact import boxes
+
+    monkeypatch.setattr(boxes, "EXPLORE", 1e9)  # both tests on every graded box
+    returned, inherited = [], []
+    original = boxes.rows_bound
+
+    def recording(form, rows, **kwargs):
+        start = kwargs.get("start")
+        inherited.append(start is not None and any(start is nu for nu in returned))
+        outcome = original(form, rows, **kwargs)
+        returned.append(outcome[2])
+        return outcome
+
+    monkeypatch.setattr(boxes, "rows_bound", recording)
+    for instance in graded_instances(seed=304, count=24):
+        kwargs = dict(a=instance.a, b=instance.b, judgments=instance.judgments, max_grade=instance.max_grade,
+                      limits=instance.limits)
+        metric = str(instance.metric)
+        try:
+            oracle = medopt.med(metric, **kwargs, method="enumerate")
+        except MedoptError:
+            continue
+        with small_boxes(0):
+            exact = medopt.med(metric, **kwargs, method="exact", solver="highs")
+        assert abs(exact.value - oracle.value) <= 1e-9 and exact.certified, (metric, exact, oracle)
+    assert sum(inherited) >= 10, (sum(inherited), len(inherited))

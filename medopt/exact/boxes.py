@@ -22,7 +22,8 @@ from .lagrangian import lagrangian_bound, rows_bound
 DEVEX_ROWS = 2000
 
 
-# A graded box's test by its rows (BoxRun.graded_tests): this many roof duals from multipliers 0.  Graded
+# A graded box's test by its rows (BoxRun.graded_tests): this many roof duals from its parent's rows
+# multipliers (0 at a root).  Graded
 # boxes run both tests while the second tests of such boxes have taken at most EXPLORE of all the tests'
 # work; the averages over those boxes (older ones weighed down by DECAY each; priors PRIOR_CLOSED boxes
 # closed, PRIOR_WORK work in network sizes) choose the order and whether the second runs.
@@ -186,7 +187,7 @@ class BoxRun:
             return inherited
         result, quadratic = self.result, self.quadratic
         form = quadratic.form(case.box, cutoff)
-        # the parent's multipliers: the intervals' or the rows', as the direction's one branch below uses
+        # the parent's multipliers: the intervals', the rows', or both (a graded box), as the branch below uses
         start = self.multipliers.pop(case.label, None)
         found = []  # the labels of every cut tried
         if quadratic.rows is None:  # no rows: the intervals' descent
@@ -225,10 +226,11 @@ class BoxRun:
         return bound
 
     def graded_tests(self, case, form, start, found) -> tuple:
-        """(the excess F_ub of a graded box, the intervals' multipliers for its halves) by two tests: the
-        intervals' descent (lagrangian_bound, on the form without the rows' extra products, from the
-        parent's multipliers) and the rows (rows_bound, the collection cuts and the intervals, with
-        GRADED_ROW_STEPS roof duals from multipliers 0); each gives a proven bound, and the lower is kept.
+        """(the excess F_ub of a graded box, the multipliers (intervals', rows') for its halves) by two
+        tests: the intervals' descent (lagrangian_bound, on the form without the rows' extra products)
+        and the rows (rows_bound, the collection cuts and the intervals, GRADED_ROW_STEPS roof duals),
+        each from the multipliers its test of the parent box ended with (``start``; none at a root: 0).
+        Each gives a proven bound (any multipliers do), and the lower is kept.
 
         Which pays depends on the instance and on how far the search is (the rows close the boxes of a
         topic whose few judged documents are all relevant; the descent, in one or two maximum flows,
@@ -244,6 +246,7 @@ class BoxRun:
         2 x its share of such boxes x the first's work >= its own work.  The counts are deterministic,
         so the same instance takes the same path.  ``found`` receives each cut's labels."""
         quadratic, record, spent = self.quadratic, self.graded_record, self.graded_work
+        intervals, rows = start if start is not None else (None, None)
         explore = spent[1] <= EXPLORE * spent[0]
         excess, closed, work = math.inf, {}, {}
 
@@ -270,11 +273,11 @@ class BoxRun:
                 break
             if test == "intervals":
                 plain = quadratic.without_rows(form)
-                bound, labels, start = lagrangian_bound(plain, quadratic.counts(case.box), check=counting(test, plain),
-                                                        floor=0.0, start=start)
+                bound, labels, intervals = lagrangian_bound(plain, quadratic.counts(case.box),
+                                                            check=counting(test, plain), floor=0.0, start=intervals)
             else:
-                bound, labels, _ = rows_bound(form, quadratic.rows.at(case.box), check=counting(test, form),
-                                              floor=0.0, steps=GRADED_ROW_STEPS)
+                bound, labels, rows = rows_bound(form, quadratic.rows.at(case.box), check=counting(test, form),
+                                                 floor=0.0, steps=GRADED_ROW_STEPS, start=rows)
             found.append(labels)
             excess = min(excess, bound)
             closed[test] = bound <= 0
@@ -285,7 +288,7 @@ class BoxRun:
             for test, other in zip(tests, reversed(tests)):
                 record[test] = [DECAY * record[test][0] + closed[test], DECAY * record[test][1] + work[test],
                                 DECAY * record[test][2] + (closed[test] and not closed[other])]
-        return excess, start
+        return excess, (intervals, rows)
 
     def test(self, case, inherited, start_basis) -> None:
         """Settle, close or split one box (or solve one case): solve_boxes's docstring."""
