@@ -246,7 +246,7 @@ class BoxRun:
         2 x its share of such boxes x the first's work >= its own work.  The counts are deterministic,
         so the same instance takes the same path.  ``found`` receives each cut's labels."""
         quadratic, record, spent = self.quadratic, self.graded_record, self.graded_work
-        intervals, rows = start if start is not None else (None, None)
+        interval_nu, row_nu = start if start is not None else (None, None)
         explore = spent[1] <= EXPLORE * spent[0]
         excess, closed, work = math.inf, {}, {}
 
@@ -273,11 +273,12 @@ class BoxRun:
                 break
             if test == "intervals":
                 plain = quadratic.without_rows(form)
-                bound, labels, intervals = lagrangian_bound(plain, quadratic.counts(case.box),
-                                                            check=counting(test, plain), floor=0.0, start=intervals)
+                bound, labels, interval_nu = lagrangian_bound(plain, quadratic.counts(case.box),
+                                                              check=counting(test, plain), floor=0.0,
+                                                              start=interval_nu)
             else:
-                bound, labels, rows = rows_bound(form, quadratic.rows.at(case.box), check=counting(test, form),
-                                                 floor=0.0, steps=GRADED_ROW_STEPS, start=rows)
+                bound, labels, row_nu = rows_bound(form, quadratic.rows.at(case.box), check=counting(test, form),
+                                                   floor=0.0, steps=GRADED_ROW_STEPS, start=row_nu)
             found.append(labels)
             excess = min(excess, bound)
             closed[test] = bound <= 0
@@ -288,7 +289,7 @@ class BoxRun:
             for test, other in zip(tests, reversed(tests)):
                 record[test] = [DECAY * record[test][0] + closed[test], DECAY * record[test][1] + work[test],
                                 DECAY * record[test][2] + (closed[test] and not closed[other])]
-        return excess, (intervals, rows)
+        return excess, (interval_nu, row_nu)
 
     def test(self, case, inherited, start_basis) -> None:
         """Settle, close or split one box (or solve one case): solve_boxes's docstring."""
