@@ -1,7 +1,10 @@
-"""The branch and bound over the relevant count with its rows in the roof dual (exact/count_boxes.py,
-formulations/count_rows.py): every row holds on its box, the bound it leaves is never below the
-direction's maximum (enumeration), and a direction it settles is settled at the maximum; MED and both
-range ends through it equal enumeration."""
+"""The branch and bound over the relevant count (exact/count_boxes.py), its boxes tested by the
+decomposition into the two lists (kernels/precision_chains.py, exact/lagrangian.decomposition_bound)
+and by the roof dual with the count's rows (formulations/count_rows.py): each list's dynamic programme
+is its exact maximum, the decomposition never bounds a box below its maximum, every row holds on its
+box, the bound the search leaves is never below the direction's maximum (enumeration), and a direction
+it settles is settled at the maximum; MED and both range ends through it equal enumeration, with either
+test alone or both."""
 
 from __future__ import annotations
 
@@ -11,15 +14,114 @@ import numpy as np
 import pytest
 
 import medopt
-from medopt.exact.count_boxes import DEFLECTION, count_boxes
+import medopt.exact.count_boxes as count_boxes_module
+from medopt.exact.count_boxes import DEFLECTION, CountSearch, count_boxes
 from medopt.exact.lagrangian import rows_bound
 from medopt.formulations import formulation_for
 from medopt.formulations.count_rows import CountRows, complete
+from medopt.formulations.precision_bounds import relevance_chains, relevance_quadratic
+from medopt.kernels.precision_chains import NONE, chain_max
 from medopt.metrics import parse_metric
 from medopt.reductions import reduce
 
 from exact_cases import assert_med_and_ends_are, graded_instances
 from test_roof_search import interleaved_cases
+
+
+def _sum_of_precisions(chain, b):
+    """SP of one chain (kind, index, J) at the unjudged relevances b, summed rank by rank."""
+    kind, index, _ = chain
+    total, relevant = 0.0, 0
+    for rank, (k, d) in enumerate(zip(kind.tolist(), index.tolist()), start=1):
+        here = k == 1 or (k == 2 and b[d] == 1)
+        relevant += here
+        total += relevant / rank if here else 0.0
+    return total
+
+
+def test_chain_max_is_each_lists_maximum():
+    """On random lists of up to 9 ranks over 8 unjudged documents (some ranked in neither list's part,
+    judged documents of both kinds between them), both signs, random weights and every interval
+    lo..hi: chain_max's value is the largest sign SP(b) + w . b over the b of the interval (every b
+    scored), and its b reaches it; an empty interval gives NONE."""
+    rng = np.random.default_rng(3)
+    n, checked = 8, 0
+    points = np.array(list(itertools.product((0, 1), repeat=n)), dtype=np.int64)
+    for _ in range(25):
+        ranks = int(rng.integers(1, 10))
+        kind = rng.choice([0, 1, 2, 2, 2], size=ranks).astype(np.int64)
+        index = np.full(ranks, -1, dtype=np.int64)
+        index[kind == 2] = rng.permutation(n)[: int((kind == 2).sum())] if (kind == 2).sum() <= n else 0
+        kind[(kind == 2) & (np.cumsum(kind == 2) > n)] = 0
+        chain = (kind, index, np.cumsum(kind == 1).astype(np.int64))
+        weights = rng.normal(scale=0.5, size=n)
+        for sign in (1.0, -1.0):
+            values = np.array([sign * _sum_of_precisions(chain, b) for b in points]) + points @ weights
+            for lo in range(n + 1):
+                for hi in range(lo, n + 1):
+                    inside = (points.sum(axis=1) >= lo) & (points.sum(axis=1) <= hi)
+                    value, b = chain_max(*chain, weights, sign, lo, hi)
+                    assert value == pytest.approx(values[inside].max(), abs=1e-9)
+                    assert lo <= b.sum() <= hi
+                    assert sign * _sum_of_precisions(chain, b) + b @ weights == pytest.approx(value, abs=1e-9)
+                    checked += 1
+    assert checked == 25 * 2 * 45
+    assert chain_max(*chain, weights, 1.0, 3, 2)[0] == NONE
+
+
+@pytest.mark.parametrize("example", ["AP", "AP(norm=min)@4", "AP(rel=2)@5"])
+def test_decomposition_bounds_every_box(example):
+    """Random graded, partially judged instances: relevance_chains' two sums of precisions are
+    relevance_quadratic's N at every assignment, and CountSearch.decomposition's bound of N - lam D over
+    each box lo..hi of the relevant count is at least its maximum there (every assignment scored), from
+    multipliers 0 and from random ones, with 1 and 30 steps; where the two parts agree it is that
+    maximum."""
+    metric = parse_metric(example)
+    formulation = formulation_for(metric)
+    rng = np.random.default_rng(len(example))
+    boxes = tight = 0
+    for _, instance, best in graded_instances(metric, seed=5 + len(example), count=15):
+        n = len(instance.unjudged)
+        if n == 0 or metric.p("rel") > instance.max_grade:
+            continue
+        points = np.array(list(itertools.product((0, 1), repeat=n)), dtype=np.int64)
+        for direction in "ab":
+            constant, linear, first, second, weights = relevance_quadratic(instance, direction)
+            numerators = constant + points @ linear + (points[:, first] * points[:, second]) @ weights
+            favoured, other = relevance_chains(instance, direction)
+            assert np.allclose(numerators, [_sum_of_precisions(favoured, b) - _sum_of_precisions(other, b)
+                                            for b in points])
+            search = CountSearch(formulation, instance, direction, 1.0)
+            lam = max(best[direction], 0.0)
+            counts = points.sum(axis=1)
+            for lo in range(n + 1):
+                for hi in range(lo, n + 1):
+                    capped = search.cap is not None and search.judged + lo >= search.cap
+                    if search.cap is not None and not capped and search.judged + hi > search.cap:
+                        continue  # a box the search never makes (D changes inside it)
+                    denominators = search.cap if capped else search.judged + counts
+                    inside = (counts >= lo) & (counts <= hi)
+                    top = (numerators - lam * denominators)[inside].max()
+                    for start, steps in ((None, 1), (None, 30), (rng.normal(size=n), 30)):
+                        bound, points_found, _ = search.decomposition(lo, hi, lam, capped, start,
+                                                                      None) if steps == 30 else \
+                            _one_step(search, lo, hi, lam, capped, start)
+                        assert bound >= top - 1e-9, (example, direction, lo, hi)
+                        if np.array_equal(*points_found):
+                            tight += 1
+                            assert bound == pytest.approx(top, abs=1e-9)
+                    boxes += 1
+    assert boxes >= 200 and tight >= 20
+
+
+def _one_step(search, lo, hi, lam, capped, start):
+    """CountSearch.decomposition with one pair of maximisations."""
+    steps = count_boxes_module.DECOMPOSITION_STEPS
+    try:
+        count_boxes_module.DECOMPOSITION_STEPS = 1
+        return search.decomposition(lo, hi, lam, capped, start, None)
+    finally:
+        count_boxes_module.DECOMPOSITION_STEPS = steps
 
 
 def test_rows_hold_on_their_box_and_complete_keeps_the_form():
@@ -102,15 +204,21 @@ def test_bound_holds_and_a_settled_direction_is_at_its_maximum(example):
     assert checked >= 150 and settled >= checked // 2
 
 
+@pytest.mark.parametrize("tests", ["both", "decomposition", "rows always"])
 @pytest.mark.parametrize("example", ["AP", "AP(norm=min)@8"])
-def test_med_and_range_ends_through_the_count_boxes_are_the_enumerations(example, monkeypatch):
+def test_med_and_range_ends_through_the_count_boxes_are_the_enumerations(example, tests, monkeypatch):
     """Interleaved rankings (the roof dual often not tight; a few documents judged), the search over the
-    roof dual given no nodes (it settles such small instances before the count's boxes would run): MED
-    and both range ends against enumeration on every instance where the count's boxes ran (at least 5,
-    drawn from up to 300), all certified."""
+    roof dual given no nodes: MED and both range ends against enumeration on every instance where the
+    count's boxes ran (at least 5, drawn from up to 300), all certified; with the boxes' tests as
+    chosen, with the decomposition alone (no rows: MAX_PAIRS 0) and with the rows after every
+    decomposition that leaves a box open (STALL -1)."""
     import medopt.exact.relaxation as relaxation
 
     monkeypatch.setattr(relaxation, "MAX_NODES", 0)
+    if tests == "decomposition":
+        monkeypatch.setattr(count_boxes_module, "MAX_PAIRS", 0)
+    elif tests == "rows always":
+        monkeypatch.setattr(count_boxes_module, "STALL", -1.0)
     rng = np.random.default_rng(sum(map(ord, example)) + 3)
     ran = 0
     for _, max_grade, a, b, judgments in interleaved_cases(rng, 300):

@@ -32,7 +32,18 @@ otherwise), at most ``MAX_STEPS`` roof duals; any nu >= 0 gives a bound, so the 
 proof.  With ``deflect`` = gamma > 0 the steps are deflected (Camerini, Fratta & Maffioli 1975): a
 subgradient g that points against the last step's direction d (g . d < 0) is replaced by
 g - gamma (g . d / d . d) d, which damps the zig-zag of plain subgradient steps near the optimum (the
-count boxes of AP: docs/speed.md#the-count-boxes-deflected-steps-2026-11-27)."""
+count boxes of AP: docs/speed.md#the-count-boxes-deflected-steps-2026-11-27).
+
+By decomposition (``decomposition_bound``): max f(b) + g(b) + constant over a set B of b in {0,1}^n,
+when f and g can each be maximised exactly over B plus any linear term (exact/count_boxes.py: the
+two lists' sums of precisions, each along its own ranks, kernels/precision_chains.py).  Claim: for
+every u in R^n, max_B (f + g) <= max_B (f + u . b) + max_B (g - u . b).  Proof: at a maximiser b* of
+f + g, f(b*) + g(b*) = (f(b*) + u . b*) + (g(b*) - u . b*), and each part is at most its maximum.
+The right side L(u) is convex in u (each part a maximum of functions affine in u), and b_f - b_g (the
+two parts' maximisers) is a subgradient of it, so the multipliers take Polyak's steps towards
+TARGET below the first bound (or the floor), as for the rows; any u gives a bound, so the steps
+need no proof.  When the two parts agree (b_f = b_g), L(u) = f(b_f) + g(b_f) is reached by a point
+of B: it is the maximum, and the steps stop."""
 
 from __future__ import annotations
 
@@ -144,3 +155,33 @@ def _descend(n, constant, linear, first, second, weights, implications, rows, ch
             target = (min(floor, bound) if math.isfinite(floor) else bound) - TARGET * abs(bound)
         nu = np.maximum(0.0, nu - (bound - target) / norm * slope)
     return best, best_labels, best_nu
+
+
+def decomposition_bound(first, second, n: int, constant: float = 0.0, check=None, floor: float = -math.inf,
+                        start: np.ndarray | None = None, steps: int = MAX_STEPS) -> tuple[float, tuple, np.ndarray]:
+    """(an upper bound on max f(b) + g(b) + ``constant`` over a set B of b in {0,1}^n, the two parts'
+    maximisers at the best bound, its multipliers u): the module docstring's decomposition.
+    ``first(u)`` is (max_B f(b) + u . b, a maximiser) and ``second(u)`` is (max_B g(b) - u . b, a
+    maximiser); a value of -inf (B empty) ends the search with that bound.  From ``start`` (a parent
+    box's multipliers) when given; the search stops once a bound is at most ``floor``, when the parts
+    agree, or after ``steps`` pairs of maximisations; ``check`` is called before each pair."""
+    u = np.zeros(n) if start is None else np.array(start, dtype=float)
+    best, best_points, best_u, target = math.inf, None, u, None
+    for _ in range(steps):
+        if check is not None:
+            check()
+        value_f, point_f = first(u)
+        value_g, point_g = second(u)
+        bound = value_f + value_g + constant
+        if bound < best or best_points is None:
+            best, best_points, best_u = bound, (point_f, point_g), u
+        if bound <= floor or not math.isfinite(bound):
+            break
+        slope = (point_f - point_g).astype(float)
+        norm = float(slope @ slope)
+        if norm == 0:  # both parts at one point of B: the bound is reached, the maximum
+            break
+        if target is None:  # TARGET of the first bound's size below the floor (below the bound without one)
+            target = (min(floor, bound) if math.isfinite(floor) else bound) - TARGET * abs(bound)
+        u = u - (bound - target) / norm * slope
+    return best, best_points, best_u

@@ -37,9 +37,14 @@ def known_bound(quick: dict, formulation, instance: Instance, direction: str) ->
 
 
 MAX_RELAXATION_STEPS = 20  # Dinkelbach steps over the roof dual before the models take over
+# An AP direction's count boxes tested by their decompositions alone before the exact search over the roof
+# dual, at most this many (value: docs/speed.md#tuned-constants)
+FIRST_TESTS = 200
 # The share of an AP direction's time that the steps and the exact search over the roof dual get before
 # the count boxes and the parametric bound (value: docs/speed.md#tuned-constants)
-SEARCH_SHARE = 1 / 2
+SEARCH_SHARE = 1 / 4
+# ... and the share of what is then left that the count boxes get before the parametric bound
+COUNT_SHARE = 3 / 4
 # A direction the exact search (solvers.roof_search) bounds within this of the difference reached is
 # settled, with that bound: the search's bound carries its grid's distance from the true function
 # (about 1e-10 at depth 1000), more than the solvers' cutoff slack; the certificate's tolerance
@@ -55,16 +60,18 @@ def settled_by_relaxation(formulation, instance: Instance, reduced: Instance, di
     beat ``start``, a difference reached, by more than the solvers' cutoff slack.  Each bound's
     candidate (the cut's labels) is re-scored on the instance; one that beats ``start`` becomes the
     direction's guess and the next start (Dinkelbach: lam rises to each new ratio), so where the LP
-    is tight the search ends at the maximum.  Where it is not (the labels stop improving), the steps
-    go on with the exact branch and bound over the roof dual (solvers.roof_search: persistency fixes
+    is tight the search ends at the maximum.  Where it is not (the labels stop improving), an AP
+    direction first gets the branch and bound over its relevant count (exact/count_boxes.py, without
+    relevance limits), its boxes tested by their decompositions alone, for at most FIRST_TESTS tests;
+    then the steps go on with the exact branch and bound over the roof dual (solvers.roof_search: persistency fixes
     the variables the cut labels, and it branches on the rest), all within one node budget, and
     without relevance limits only (the search maximises the form alone, whose maximiser may break
     them); details["searched"] counts these directions.  A ratio still unsettled gets the
     formulation's parametric bound (PrecisionSums.parametric_bound: the roof duals at several
     multipliers of the relevant count).  The lowest bound is kept in ``quick`` either way, for a
-    search that stops.  Before that bound, an AP direction still unsettled goes on with the branch and
-    bound over its relevant count (exact/count_boxes.py, without relevance limits), whose boxes open at
-    the bound known, for half of what is left of ``deadline`` (its UNTIMED_TESTS box tests without one).
+    search that stops.  Before that bound, an AP direction still unsettled goes on with its count
+    boxes (the rows test now too), for COUNT_SHARE of what is left of ``deadline`` (up to UNTIMED_TESTS
+    box tests in all without one).
 
     ``deadline`` (the driver's share of a time limit for this direction, so that the other one still
     gets time for its bounds): the steps and the search end at it, the search with the bound of its
@@ -101,17 +108,23 @@ def _settled(formulation, relaxation, instance: Instance, reduced: Instance, dir
         if value <= start + CUTOFF_SLACK:
             if roof is not roof_dual_bound or instance.limits:
                 break
-            roof = searching(halfway, MAX_NODES)  # the labels stopped improving
+            # the labels stopped improving: an AP direction's count boxes by their decompositions alone, for
+            # at most FIRST_TESTS tests (docs/speed.md#ap-at-depth-the-count-boxes-by-decomposition-2026-11-27)
+            if parametric is not None and count_boxes(formulation, instance, reduced, direction, start, quick, guesses,
+                                                      details, halfway, budget=FIRST_TESTS, rows=False):
+                return True
+            start = max(start, guesses[direction][0])
+            roof = searching(halfway, MAX_NODES)
             details["searched"] = details.get("searched", 0) + 1
             continue
         start = value
     if parametric is None:
         return False
-    # an AP direction the search did not settle: the branch and bound over its relevant count for half of
-    # what is left of its share of the time, then the parametric bound, which ends at the share
-    # (docs/speed.md#ap-at-depth-the-relevant-counts-rows)
+    # an AP direction the search did not settle: the branch and bound over its relevant count (resumed) for
+    # COUNT_SHARE of what is left of its share of the time, then the parametric bound, which ends at the
+    # share (docs/speed.md#ap-at-depth-the-count-boxes-by-decomposition-2026-11-27)
     if count_boxes(formulation, instance, reduced, direction, start, quick, guesses, details,
-                   None if deadline is None else (time.perf_counter() + deadline) / 2):
+                   None if deadline is None else time.perf_counter() + COUNT_SHARE * (deadline - time.perf_counter())):
         return True
     bound = parametric(reduced, direction, start, roof_dual_bound, memo, deadline=deadline)
     quick[direction] = min(quick[direction], bound)

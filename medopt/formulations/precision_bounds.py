@@ -110,6 +110,21 @@ def relevance_quadratic(instance, direction):
     return constant, linear, first, second, weights
 
 
+def relevance_chains(instance, direction) -> tuple:
+    """N = SP(X) - SP(Y) (X the list the direction favours: A for "a") as its two lists' chains for
+    kernels.precision_chains.chain_max: per list, int64 arrays over its ranks of the kind (0 judged
+    non-relevant, 1 judged relevant, 2 unjudged), the unjudged document's index into
+    instance.unjudged (-1 for a judged one) and J_i, the judged relevant documents at ranks 1..i."""
+    index, judgments, relevant = {d: i for i, d in enumerate(instance.unjudged)}, instance.judgments, \
+        instance.metric.is_relevant
+    chains = []
+    for ranking in ((instance.a, instance.b) if direction_sign(direction) > 0 else (instance.b, instance.a)):
+        kind = np.array([2 if d not in judgments else int(relevant(judgments[d])) for d in ranking], dtype=np.int64)
+        doc = np.array([index.get(d, -1) for d in ranking], dtype=np.int64)
+        chains.append((kind, doc, np.cumsum(kind == 1).astype(np.int64)))
+    return tuple(chains)
+
+
 
 GOLDEN = (math.sqrt(5) - 1) / 2  # the golden-section ratio
 
@@ -186,6 +201,11 @@ class PrecisionBounds:
                 bound = max(bound, 0.0)
         relevant = rel if rel <= instance.max_grade else 0
         return bound, {d: relevant if label == 1 else 0 for d, label in zip(instance.unjudged, labels.tolist())}
+
+    @staticmethod
+    def relevance_chains(instance, direction) -> tuple:
+        """relevance_chains (module function): the two lists of N as chains (exact/count_boxes.py)."""
+        return relevance_chains(instance, direction)
 
     def binding_cutoff(self, instance):
         """min_cutoff, or None where min(k, R) = R for every assignment: R is at most the judged
