@@ -98,7 +98,7 @@ def without_count_boxes(monkeypatch) -> None:
     import medopt.exact.relaxation as relaxation
 
     monkeypatch.setattr(relaxation, "count_boxes_apply", lambda *args: False)
-    monkeypatch.setattr(relaxation, "count_boxes", lambda *args: False)
+    monkeypatch.setattr(relaxation, "count_boxes", lambda *args, **options: False)
 
 
 def interleaved_cases(rng, trials: int):
