@@ -232,3 +232,25 @@ def test_med_and_range_ends_through_the_count_boxes_are_the_enumerations(example
         if ran >= 6:
             break
     assert ran >= 5
+
+
+FIRST_CALL = """
+import numpy as np
+from medopt.kernels.precision_chains import FIRST_CALL, chain_max, ready
+before = (ready(None), ready(FIRST_CALL - 0.5), ready(FIRST_CALL))
+chain = np.array([2], dtype=np.int64)
+chain_max(chain, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(1), 1.0, 0, 1)
+print(*before, ready(0.0))
+"""
+
+
+def test_the_kernel_is_not_first_called_without_time_for_its_compile():
+    """In a fresh interpreter the compiled loops are not loaded: ready() refuses a time left below
+    FIRST_CALL (a compile no deadline can interrupt) and accepts no limit or enough time; once called,
+    any time left will do."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", FIRST_CALL], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["True", "False", "True", "True"]

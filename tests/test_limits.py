@@ -52,9 +52,15 @@ def assert_honest_timeout(result):
 
 @pytest.fixture(scope="module")
 def warm():
-    """Pyomo and both solvers imported, so that a test times the solve and not the imports."""
+    """Pyomo and both solvers imported, and the AP count boxes' compiled loops loaded (a first call with
+    less than precision_chains.FIRST_CALL left skips the count boxes), so that a test times the solve
+    and not the imports."""
+    from medopt.kernels.precision_chains import chain_max
+
     medopt.med("SSP@3", ["a", "b", "c"], ["c", "a", "d"], {}, solver="highs")
     medopt.med("AP@3", ["a", "b", "c"], ["c", "a", "d"], {}, solver="cpsat")
+    chain = np.array([2], dtype=np.int64)
+    chain_max(chain, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(1), 1.0, 0, 1)
 
 
 # -- time limits ----------------------------------------------------------------------------------
@@ -154,21 +160,22 @@ def test_time_limit_holds_when_a_model_too_large_is_searched_on(warm, monkeypatc
 
 def test_time_limit_holds_through_the_count_boxes(warm, monkeypatch):
     """AP on two 300-deep runs, nothing judged, the search over the roof dual given no nodes, and every
-    box test of the count's branch and bound (exact/count_boxes.py) slowed so that it never ends on its
-    own: the tests stop at each direction's share of the time, and the answer comes within the limit,
-    honest, with a bound below the trivial one."""
+    box test of the count's branch and bound (exact/count_boxes.py: its decomposition and its rows)
+    slowed so that it never ends on its own: the tests stop at each direction's share of the time, and
+    the answer comes within the limit, honest, with a bound below the trivial one."""
     import medopt.exact.count_boxes as count_boxes
     import medopt.exact.relaxation as relaxation
 
     entered = []
 
-    def endless(form, rows, check=None, **kwargs):
+    def endless(*args, check=None, **kwargs):
         entered.append(True)
         while True:
             check()
             time.sleep(0.005)
 
     monkeypatch.setattr(relaxation, "MAX_NODES", 0)
+    monkeypatch.setattr(count_boxes, "decomposition_bound", endless)
     monkeypatch.setattr(count_boxes, "rows_bound", endless)
     a, b = deep_pair(300, similarity=0.6)
     result, seconds = timed("AP", a, b, {}, method="exact", time_limit=3)

@@ -48,8 +48,8 @@ import numpy as np
 
 from ..formulations.count_rows import MAX_PAIRS, CountRows, complete
 from ..instance import Instance, judged_count
-from ..kernels.precision_chains import NONE, chain_max
-from ..limits import check_time
+from ..kernels.precision_chains import NONE, chain_max, ready
+from ..limits import check_time, remaining
 from ..solvers import CUTOFF_SLACK
 from ..solvers.roof_dual import reusing, roof_dual_bound
 from .common import rescored
@@ -85,7 +85,10 @@ def count_boxes(formulation, instance: Instance, reduced: Instance, direction: s
     search without a model) resumes the boxes left open: the search is kept in ``quick`` (the solve's
     bounds without a model) under ("count boxes", direction).  Its boxes stay valid when the
     difference reached rises (a box closed at lam is closed at any larger lam)."""
-    if not applies(instance, reduced, start):
+    left = remaining()
+    if deadline is not None:
+        left = deadline - time.perf_counter() if left is None else min(left, deadline - time.perf_counter())
+    if not applies(instance, reduced, start) or not ready(left):  # (a first call may compile the kernel)
         return False
     kept = quick.get(("count boxes", direction))  # the search of an earlier call of this solve
     if kept is None or kept[0] is not reduced:

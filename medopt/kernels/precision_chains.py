@@ -1,5 +1,6 @@
 """The exact maximum of one list's sum of precisions plus weights, over the relevances of the unjudged
-documents with their count in an interval: a dynamic programme along the list's ranks (Numba).
+documents with their count in an interval: a dynamic programme along the list's ranks (its loops
+compiled by Numba, the rest NumPy).
 
 Problem.  One list X of K ranks, each holding a judged non-relevant document (kind 0), a judged
 relevant one (kind 1) or unjudged document d (kind 2, ``index`` d); n unjudged documents in all,
@@ -16,27 +17,28 @@ adds, when b_d = 1, sign (J_i + s_i) / i + w_d with s_i = s_{i-1} + 1, and nothi
 when b_d = 0.  So V_i(s), the best sum of the first i ranks' terms and weights with s_i = s, obeys
 V_i(s) = max(V_{i-1}(s), V_{i-1}(s - 1) + sign (J_i + s) / i + w_d) at an unjudged rank and
 V_i(s) = V_{i-1}(s) + sign (J_i + s) / i at a judged relevant one (V_0(0) = 0, others -inf), which
-is the loop below (states above hi cannot meet the interval and are left out).  The documents
-not ranked in X add w_d b_d alone, so the best t of them are the t of largest weight, with the
-concave prefix sums P(t) of the weights sorted in decreasing order.  The maximum is then
-max over s, t with lo <= s + t <= hi of V_K(s) + P(t), and P's concavity puts the best t for a
-given s at the number of positive weights, clamped into the range allowed.  Following the
-choices back from the best (s, t) gives the b."""
+is ``_forward`` (states above hi cannot meet the interval and are left out).  The documents not
+ranked in X add w_d b_d alone, so the best t of them are the t of largest weight, with the concave
+prefix sums P(t) of the weights sorted in decreasing order.  The maximum is then max over s, t with
+lo <= s + t <= hi of V_K(s) + P(t), and P's concavity puts the best t for a given s at the number of
+positive weights, clamped into the range allowed.  Following the choices back from the best s
+(``_back``) and taking the t documents of largest weight gives the b."""
 
 from __future__ import annotations
 
 import numba
 import numpy as np
 
-NONE = -1e300  # an unreachable state
+NONE = -1e300  # an unreachable state, and the value of an empty interval
+# Seconds the first call in a process may take: Numba compiles the loops where no compiled copy is
+# cached yet, or loads them from the cache: docs/limits.md#time-limits
+FIRST_CALL = 2.0
 
 
 @numba.njit(cache=True)
-def chain_max(kind, index, judged, weights, sign, lo, hi):  # pragma: no cover - compiled
-    """(the maximum, a maximiser b as int64 0/1) of sign SP_X(b) + weights . b over lo <= sum b <= hi
-    (module docstring); (NONE, zeros) when no b meets the interval.  ``kind``, ``index`` and
-    ``judged`` (J_i) run over the list's ranks; ``weights`` over the n unjudged documents."""
-    n = weights.shape[0]
+def _forward(kind, index, judged, weights, sign, hi):  # pragma: no cover - compiled
+    """(V_K over the states 0..hi, which states each unjudged rank's document was taken in, those
+    documents in rank order, the largest reachable state): the module docstring's recurrence."""
     ranked = 0
     for i in range(kind.shape[0]):
         if kind[i] == 2:
@@ -45,7 +47,6 @@ def chain_max(kind, index, judged, weights, sign, lo, hi):  # pragma: no cover -
     values[0] = 0.0
     took = np.zeros((ranked, hi + 1), np.bool_)
     docs = np.zeros(ranked, np.int64)
-    in_list = np.zeros(n, np.bool_)
     row, top = 0, 0  # the next unjudged rank's row; the largest reachable state
     for i in range(kind.shape[0]):
         rank = i + 1.0
@@ -54,7 +55,6 @@ def chain_max(kind, index, judged, weights, sign, lo, hi):  # pragma: no cover -
                 values[s] += sign * (judged[i] + s) / rank
         elif kind[i] == 2:
             d = index[i]
-            in_list[d] = True
             docs[row] = d
             grown = min(top + 1, hi)
             for s in range(grown, 0, -1):
@@ -64,32 +64,47 @@ def chain_max(kind, index, judged, weights, sign, lo, hi):  # pragma: no cover -
                     took[row, s] = True
             top = grown
             row += 1
-    outside = np.flatnonzero(~in_list)
-    order = outside[np.argsort(-weights[outside])]
-    prefix = np.zeros(order.shape[0] + 1)
-    positive = 0
-    for t in range(order.shape[0]):
-        prefix[t + 1] = prefix[t] + weights[order[t]]
-        if weights[order[t]] > 0:
-            positive = t + 1
-    best, best_s, best_t = NONE, -1, -1
-    for s in range(top + 1):
-        if values[s] <= NONE / 2:
-            continue
-        t_lo, t_hi = max(0, lo - s), min(hi - s, order.shape[0])
-        if t_lo > t_hi:
-            continue
-        t = min(max(positive, t_lo), t_hi)
-        if values[s] + prefix[t] > best:
-            best, best_s, best_t = values[s] + prefix[t], s, t
-    b = np.zeros(n, np.int64)
-    if best_s < 0:
+    return values, took, docs, top
+
+
+@numba.njit(cache=True)
+def _back(took, docs, state, b):  # pragma: no cover - compiled
+    """Set b_d = 1 for the ranked documents the best path to ``state`` took, from the last rank up."""
+    for row in range(docs.shape[0] - 1, -1, -1):
+        if state > 0 and took[row, state]:
+            b[docs[row]] = 1
+            state -= 1
+
+
+def ready(time_left: float | None) -> bool:
+    """Whether chain_max can be called with ``time_left`` seconds left (None: no limit): its loops are
+    compiled or loaded in this process already, or the time left covers FIRST_CALL (a compile cannot
+    be interrupted at a deadline)."""
+    return time_left is None or bool(_forward.signatures and _back.signatures) or time_left >= FIRST_CALL
+
+
+def chain_max(kind, index, judged, weights, sign: float, lo: int, hi: int) -> tuple:
+    """(the maximum, a maximiser b as int64 0/1) of sign SP_X(b) + weights . b over lo <= sum b <= hi
+    (module docstring); (NONE, zeros) when no b meets the interval.  ``kind``, ``index`` and
+    ``judged`` (J_i) run over the list's ranks (int64); ``weights`` over the n unjudged documents."""
+    n = len(weights)
+    b = np.zeros(n, dtype=np.int64)
+    if hi < 0 or lo > hi:
         return NONE, b
-    for t in range(best_t):
-        b[order[t]] = 1
-    s = best_s
-    for r in range(ranked - 1, -1, -1):
-        if s > 0 and took[r, s]:
-            b[docs[r]] = 1
-            s -= 1
-    return best, b
+    values, took, docs, top = _forward(kind, index, judged, weights, float(sign), int(hi))
+    outside = np.ones(n, dtype=bool)
+    outside[docs] = False
+    outside = np.flatnonzero(outside)
+    order = outside[np.argsort(-weights[outside], kind="stable")]
+    prefix = np.concatenate(([0.0], np.cumsum(weights[order])))
+    states = np.arange(top + 1)
+    low, high = np.maximum(0, lo - states), np.minimum(hi - states, len(order))
+    valid = (low <= high) & (values[:top + 1] > NONE / 2)
+    if not valid.any():
+        return NONE, b
+    taken = np.where(valid, np.clip(np.count_nonzero(weights[order] > 0), low, np.maximum(low, high)), 0)
+    totals = np.where(valid, values[:top + 1] + prefix[taken], -np.inf)
+    best = int(np.argmax(totals))
+    b[order[:taken[best]]] = 1
+    _back(took, docs, best, b)
+    return float(totals[best]), b
