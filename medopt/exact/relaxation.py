@@ -63,14 +63,14 @@ def settled_by_relaxation(formulation, instance: Instance, reduced: Instance, di
     is tight the search ends at the maximum.  Where it is not (the labels stop improving), an AP
     direction first gets the branch and bound over its relevant count (exact/count_boxes.py, without
     relevance limits), its boxes tested by their decompositions alone, for at most FIRST_TESTS tests;
-    then the steps go on with the exact branch and bound over the roof dual (solvers.roof_search: persistency fixes
-    the variables the cut labels, and it branches on the rest), all within one node budget, and
-    without relevance limits only (the search maximises the form alone, whose maximiser may break
-    them); details["searched"] counts these directions.  A ratio still unsettled gets the
+    then the steps go on with the exact branch and bound over the roof dual (solvers.roof_search:
+    persistency fixes the variables the cut labels, and it branches on the rest), all within one node
+    budget, and without relevance limits only (the search maximises the form alone, whose maximiser
+    may break them); details["searched"] counts these directions.  A ratio still unsettled gets the
     formulation's parametric bound (PrecisionSums.parametric_bound: the roof duals at several
     multipliers of the relevant count).  The lowest bound is kept in ``quick`` either way, for a
     search that stops.  Before that bound, an AP direction still unsettled goes on with its count
-    boxes (the rows test now too), for COUNT_SHARE of what is left of ``deadline`` (up to UNTIMED_TESTS
+    boxes, the rows test included, for COUNT_SHARE of what is left of ``deadline`` (up to UNTIMED_TESTS
     box tests in all without one).
 
     ``deadline`` (the driver's share of a time limit for this direction, so that the other one still
