@@ -37,9 +37,11 @@ def known_bound(quick: dict, formulation, instance: Instance, direction: str) ->
 
 
 MAX_RELAXATION_STEPS = 20  # Dinkelbach steps over the roof dual before the models take over
-# An AP direction's count boxes tested by their decompositions alone before the exact search over the roof
-# dual, at most this many (value: docs/speed.md#tuned-constants)
+# An AP direction with at least FIRST_UNJUDGED unjudged documents has its count boxes tested by their
+# decompositions alone before the exact search over the roof dual, at most FIRST_TESTS of them (values:
+# docs/speed.md#tuned-constants)
 FIRST_TESTS = 200
+FIRST_UNJUDGED = 400
 # The share of an AP direction's time that the steps and the exact search over the roof dual get before
 # the count boxes and the parametric bound (value: docs/speed.md#tuned-constants)
 SEARCH_SHARE = 1 / 4
@@ -61,8 +63,9 @@ def settled_by_relaxation(formulation, instance: Instance, reduced: Instance, di
     candidate (the cut's labels) is re-scored on the instance; one that beats ``start`` becomes the
     direction's guess and the next start (Dinkelbach: lam rises to each new ratio), so where the LP
     is tight the search ends at the maximum.  Where it is not (the labels stop improving), an AP
-    direction first gets the branch and bound over its relevant count (exact/count_boxes.py, without
-    relevance limits), its boxes tested by their decompositions alone, for at most FIRST_TESTS tests;
+    direction with at least FIRST_UNJUDGED unjudged documents first gets the branch and bound over its
+    relevant count (exact/count_boxes.py, without relevance limits), its boxes tested by their
+    decompositions alone, for at most FIRST_TESTS tests;
     then the steps go on with the exact branch and bound over the roof dual (solvers.roof_search:
     persistency fixes the variables the cut labels, and it branches on the rest), all within one node
     budget, and without relevance limits only (the search maximises the form alone, whose maximiser
@@ -108,10 +111,11 @@ def _settled(formulation, relaxation, instance: Instance, reduced: Instance, dir
         if value <= start + CUTOFF_SLACK:
             if roof is not roof_dual_bound or instance.limits:
                 break
-            # the labels stopped improving: an AP direction's count boxes by their decompositions alone, for
-            # at most FIRST_TESTS tests (docs/speed.md#ap-at-depth-the-count-boxes-by-decomposition-2026-11-27)
-            if parametric is not None and count_boxes(formulation, instance, reduced, direction, start, quick, guesses,
-                                                      details, halfway, budget=FIRST_TESTS, rows=False):
+            # the labels stopped improving: a large AP direction's count boxes by their decompositions alone,
+            # for at most FIRST_TESTS tests (docs/speed.md#ap-at-depth-the-count-boxes-by-decomposition-2026-11-27)
+            if parametric is not None and len(reduced.unjudged) >= FIRST_UNJUDGED and \
+                    count_boxes(formulation, instance, reduced, direction, start, quick, guesses, details, halfway,
+                                budget=FIRST_TESTS, rows=False):
                 return True
             start = max(start, guesses[direction][0])
             roof = searching(halfway, MAX_NODES)
