@@ -48,7 +48,6 @@ import numpy as np
 
 from ..formulations.count_rows import MAX_PAIRS, CountRows, complete
 from ..instance import Instance, judged_count
-from ..kernels.precision_chains import NONE, chain_max, ready
 from ..limits import check_time, remaining
 from ..solvers import CUTOFF_SLACK
 from ..solvers.roof_dual import reusing, roof_dual_bound
@@ -88,7 +87,11 @@ def count_boxes(formulation, instance: Instance, reduced: Instance, direction: s
     left = remaining()
     if deadline is not None:
         left = deadline - time.perf_counter() if left is None else min(left, deadline - time.perf_counter())
-    if not applies(instance, reduced, start) or not ready(left):  # (a first call may compile the kernel)
+    if not applies(instance, reduced, start):
+        return False
+    # imported here: Numba (0.2-0.4 s, about 55 MB) only where a direction reaches the count boxes
+    from ..kernels.precision_chains import ready
+    if not ready(left):  # a first call may compile the kernel
         return False
     kept = quick.get(("count boxes", direction))  # the search of an earlier call of this solve
     if kept is None or kept[0] is not reduced:
@@ -131,6 +134,8 @@ class CountSearch:
         """(the decomposition's F_ub for the box lo <= m <= hi at lam, the two parts' maximisers, the
         multipliers): the module docstring, N - lam D with D = k for a capped box, else R = J + m."""
         per_document = 0.0 if capped else lam
+
+        from ..kernels.precision_chains import NONE, chain_max  # (loaded by count_boxes already)
 
         def part(chain, sign, weights):
             value, b = chain_max(*chain, weights, sign, lo, hi)
