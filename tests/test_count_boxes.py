@@ -204,14 +204,15 @@ def test_bound_holds_and_a_settled_direction_is_at_its_maximum(example):
     assert checked >= 150 and settled >= checked // 2
 
 
-@pytest.mark.parametrize("tests", ["both", "decomposition", "rows always"])
+@pytest.mark.parametrize("tests", ["both", "decomposition", "rows always", "first slice"])
 @pytest.mark.parametrize("example", ["AP", "AP(norm=min)@8"])
 def test_med_and_range_ends_through_the_count_boxes_are_the_enumerations(example, tests, monkeypatch):
     """Interleaved rankings (the roof dual often not tight; a few documents judged), the search over the
     roof dual given no nodes: MED and both range ends against enumeration on every instance where the
     count's boxes ran (at least 5, drawn from up to 300), all certified; with the boxes' tests as
-    chosen, with the decomposition alone (no rows: MAX_PAIRS 0) and with the rows after every
-    decomposition that leaves a box open (STALL -1)."""
+    chosen, with the decomposition alone (no rows: MAX_PAIRS 0), with the rows after every
+    decomposition that leaves a box open (STALL -1), and with the first slice of decomposition tests
+    (3 of them, then the search, then the boxes resumed) in every direction (FIRST_UNJUDGED 0)."""
     import medopt.exact.relaxation as relaxation
 
     monkeypatch.setattr(relaxation, "MAX_NODES", 0)
@@ -219,6 +220,9 @@ def test_med_and_range_ends_through_the_count_boxes_are_the_enumerations(example
         monkeypatch.setattr(count_boxes_module, "MAX_PAIRS", 0)
     elif tests == "rows always":
         monkeypatch.setattr(count_boxes_module, "STALL", -1.0)
+    elif tests == "first slice":
+        monkeypatch.setattr(relaxation, "FIRST_UNJUDGED", 0)
+        monkeypatch.setattr(relaxation, "FIRST_TESTS", 3)
     rng = np.random.default_rng(sum(map(ord, example)) + 3)
     ran = 0
     for _, max_grade, a, b, judgments in interleaved_cases(rng, 300):
