@@ -94,6 +94,16 @@ def test_modules_stay_readable():
 
 def test_the_library_imports_without_click_or_the_solvers():
     code = ("import sys, medopt; medopt.med('P@3', ['a', 'b'], ['b', 'c'], {}); "
-            "print(sorted(m for m in ('click', 'pyomo', 'highspy', 'ortools') if m in sys.modules))")
+            "print(sorted(m for m in ('click', 'pyomo', 'highspy', 'ortools', 'numba') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_numba_is_loaded_only_where_the_ap_count_boxes_run():
+    """The AP count boxes' kernel (Numba: 0.2-0.4 s and about 55 MB to import) is imported by the
+    count boxes themselves, not by the exact driver: an exact SSP solve in a fresh interpreter leaves
+    Numba unloaded (exact/count_boxes.py)."""
+    code = ("import sys, medopt; medopt.med('SSP@6', list('abcdef'), list('fedcba'), {}, method='exact'); "
+            "print('numba' in sys.modules, 'medopt.exact.relaxation' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "True"]
