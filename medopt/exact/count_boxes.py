@@ -31,8 +31,9 @@ best assignment's count when that lies inside (a box of that one count, where th
 and the bound must be tight, closes in a few steps; the halves around it are looser).  A box is tested
 by its decomposition, and by its rows too when the decomposition stalls there: its bound - lam is more
 than STALL of its parent's decomposition's (a root is split first).  Each test goes on from the
-multipliers its kind of test ended with on the parent (the decomposition's from 0 at a root; the rows'
-from the roof dual's best multiplier of the relevant count, found once, a few roof duals).  Each test's
+multipliers its kind of test ended with on the parent (the decomposition's from 0 at a root; a box
+whose parent had no rows test starts its rows where the direction's last rows test ended, the first
+one from the roof dual's best multiplier of the relevant count, a few roof duals).  Each test's
 two maximisers and the cut's labels (undetermined ones read as 0, then as 1) are re-scored as
 candidates.  A box of one count that its tests did not close is tested again, its descents continued.
 The direction's bound is the largest bound of the closed and the open boxes: every count lies in one.
@@ -115,8 +116,8 @@ class CountSearch:
         n, rel = len(reduced.unjudged), reduced.metric.p("rel")
         self.formulation, self.reduced, self.direction, self.n, self.rel = formulation, reduced, direction, n, rel
         self.favoured, self.other = formulation.relevance_chains(reduced, direction)
-        # the rows test's form and rows, built when a box first needs them, and its first count multiplier
-        self.terms, self.rows, self.mu = None, None, None
+        # the rows test's form and rows, built when a box first needs them, and its last multipliers
+        self.terms, self.rows, self.last_nu = None, None, None
         self.judged, self.cap = judged_count(reduced, rel), formulation.binding_cutoff(reduced)
         self.heap, self.order, self.closed, self.tests = [], 0, -math.inf, 0
         # the roots: the counts where D = R, and those where D = k (the cap)
@@ -209,16 +210,17 @@ class CountSearch:
                     # at a root: the halves first)
                     if excess > 0 and rows and parent_gap is not None and gap > STALL * parent_gap and \
                             self.with_rows():
-                        if nu is None and not capped:  # the count's multiplier of the first box the rows test
-                            if self.mu is None:
+                        if nu is None and not capped:  # no parent's rows: the direction's last rows test's
+                            if self.last_nu is None:  # ... or, for its first, the count's best multiplier
                                 best = _count(guesses[direction][1], reduced, rel)
                                 count = best if best is not None and lo <= best <= hi else (lo + hi) // 2
-                                self.mu = _best_mu(self.form(0.0, False), count, lam)
-                            nu = self.rows.interval(self.mu, lam)
+                                self.last_nu = self.rows.interval(_best_mu(self.form(0.0, False), count, lam), lam)
+                            nu = self.last_nu
                         found, labels, nu = rows_bound(self.form(lam, capped), self.rows.at(lo, hi), check=check,
                                                        floor=0.0, start=nu, steps=STEPS,
                                                        deflect=DEFLECTION if lo == hi else 0.0)
                         excess = min(excess, found)
+                        self.last_nu = nu
                         for undetermined in (0, 1):
                             offer((labels == 1) | ((labels < 0) & bool(undetermined)))
                     heapq.heappop(self.heap)
