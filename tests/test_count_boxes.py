@@ -9,6 +9,7 @@ test alone or both."""
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -20,7 +21,7 @@ from medopt.exact.lagrangian import rows_bound
 from medopt.formulations import formulation_for
 from medopt.formulations.count_rows import CountRows, complete
 from medopt.formulations.precision_bounds import relevance_chains, relevance_quadratic
-from medopt.kernels.precision_chains import NONE, chain_max
+from medopt.kernels.precision_chains import chain_max
 from medopt.metrics import parse_metric
 from medopt.reductions import reduce
 
@@ -43,7 +44,7 @@ def test_chain_max_is_each_lists_maximum():
     """On random lists of up to 9 ranks over 8 unjudged documents (some ranked in neither list's part,
     judged documents of both kinds between them), both signs, random weights and every interval
     lo..hi: chain_max's value is the largest sign SP(b) + w . b over the b of the interval (every b
-    scored), and its b reaches it; an empty interval gives NONE."""
+    scored), and its b reaches it; an empty interval gives -inf."""
     rng = np.random.default_rng(3)
     n, checked = 8, 0
     points = np.array(list(itertools.product((0, 1), repeat=n)), dtype=np.int64)
@@ -66,7 +67,7 @@ def test_chain_max_is_each_lists_maximum():
                     assert sign * _sum_of_precisions(chain, b) + b @ weights == pytest.approx(value, abs=1e-9)
                     checked += 1
     assert checked == 25 * 2 * 45
-    assert chain_max(*chain, weights, 1.0, 3, 2)[0] == NONE
+    assert chain_max(*chain, weights, 1.0, 3, 2)[0] == -math.inf
 
 
 @pytest.mark.parametrize("example", ["AP", "AP(norm=min)@4", "AP(rel=2)@5"])

@@ -135,14 +135,10 @@ class CountSearch:
         multipliers): the module docstring, N - lam D with D = k for a capped box, else R = J + m."""
         per_document = 0.0 if capped else lam
 
-        from ..kernels.precision_chains import NONE, chain_max  # (loaded by count_boxes already)
+        from ..kernels.precision_chains import chain_max  # (loaded by count_boxes already)
 
-        def part(chain, sign, weights):
-            value, b = chain_max(*chain, weights, sign, lo, hi)
-            return (value if value > NONE / 2 else -math.inf), b
-
-        return decomposition_bound(lambda u: part(self.favoured, 1.0, u - per_document),
-                                   lambda u: part(self.other, -1.0, -u), self.n,
+        return decomposition_bound(lambda u: chain_max(*self.favoured, u - per_document, 1.0, lo, hi),
+                                   lambda u: chain_max(*self.other, -u, -1.0, lo, hi), self.n,
                                    -lam * (self.cap if capped else self.judged), check=check, floor=0.0,
                                    start=start, steps=DECOMPOSITION_STEPS)
 

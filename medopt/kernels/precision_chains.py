@@ -26,10 +26,12 @@ positive weights, clamped into the range allowed.  Following the choices back fr
 
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
 
-NONE = -1e300  # an unreachable state, and the value of an empty interval
+NONE = -1e300  # an unreachable state of the recurrence
 # Seconds the first call in a process may take: Numba compiles the loops where no compiled copy is
 # cached yet, or loads them from the cache: docs/limits.md#time-limits
 FIRST_CALL = 2.0
@@ -85,12 +87,12 @@ def ready(time_left: float | None) -> bool:
 
 def chain_max(kind, index, judged, weights, sign: float, lo: int, hi: int) -> tuple:
     """(the maximum, a maximiser b as int64 0/1) of sign SP_X(b) + weights . b over lo <= sum b <= hi
-    (module docstring); (NONE, zeros) when no b meets the interval.  ``kind``, ``index`` and
+    (module docstring); (-inf, zeros) when no b meets the interval.  ``kind``, ``index`` and
     ``judged`` (J_i) run over the list's ranks (int64); ``weights`` over the n unjudged documents."""
     n = len(weights)
     b = np.zeros(n, dtype=np.int64)
     if hi < 0 or lo > hi:
-        return NONE, b
+        return -math.inf, b
     values, took, docs, top = _forward(kind, index, judged, weights, float(sign), int(hi))
     outside = np.ones(n, dtype=bool)
     outside[docs] = False
@@ -101,7 +103,7 @@ def chain_max(kind, index, judged, weights, sign: float, lo: int, hi: int) -> tu
     low, high = np.maximum(0, lo - states), np.minimum(hi - states, len(order))
     valid = (low <= high) & (values[:top + 1] > NONE / 2)
     if not valid.any():
-        return NONE, b
+        return -math.inf, b
     taken = np.where(valid, np.clip(np.count_nonzero(weights[order] > 0), low, np.maximum(low, high)), 0)
     totals = np.where(valid, values[:top + 1] + prefix[taken], -np.inf)
     best = int(np.argmax(totals))
