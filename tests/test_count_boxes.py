@@ -71,7 +71,7 @@ def test_chain_max_is_each_lists_maximum():
 
 
 @pytest.mark.parametrize("example", ["AP", "AP(norm=min)@4", "AP(rel=2)@5"])
-def test_decomposition_bounds_every_box(example):
+def test_decomposition_bounds_every_box(example, monkeypatch):
     """Random graded, partially judged instances: relevance_chains' two sums of precisions are
     relevance_quadratic's N at every assignment, and CountSearch.decomposition's bound of N - lam D over
     each box lo..hi of the relevant count is at least its maximum there (every assignment scored), from
@@ -104,25 +104,14 @@ def test_decomposition_bounds_every_box(example):
                     inside = (counts >= lo) & (counts <= hi)
                     top = (numerators - lam * denominators)[inside].max()
                     for start, steps in ((None, 1), (None, 30), (rng.normal(size=n), 30)):
-                        bound, points_found, _ = search.decomposition(lo, hi, lam, capped, start,
-                                                                      None) if steps == 30 else \
-                            _one_step(search, lo, hi, lam, capped, start)
+                        monkeypatch.setattr(count_boxes_module, "DECOMPOSITION_STEPS", steps)
+                        bound, points_found, _ = search.decomposition(lo, hi, lam, capped, start, None)
                         assert bound >= top - 1e-9, (example, direction, lo, hi)
                         if np.array_equal(*points_found):
                             tight += 1
                             assert bound == pytest.approx(top, abs=1e-9)
                     boxes += 1
     assert boxes >= 200 and tight >= 20
-
-
-def _one_step(search, lo, hi, lam, capped, start):
-    """CountSearch.decomposition with one pair of maximisations."""
-    steps = count_boxes_module.DECOMPOSITION_STEPS
-    try:
-        count_boxes_module.DECOMPOSITION_STEPS = 1
-        return search.decomposition(lo, hi, lam, capped, start, None)
-    finally:
-        count_boxes_module.DECOMPOSITION_STEPS = steps
 
 
 def test_rows_hold_on_their_box_and_complete_keeps_the_form():
