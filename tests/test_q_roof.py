@@ -12,7 +12,7 @@ import pytest
 
 import medopt
 from medopt.errors import MedoptError
-from medopt.exact.lagrangian import lagrangian_bound, rows_bound
+from medopt.exact.lagrangian import Descent, lagrangian_bound, rows_bound
 from medopt.formulations import formulation_for
 from medopt.instance import build_instance
 from test_exact_q import (graded_instances, in_box, limits_for, profile_of, random_box, random_instances,
@@ -91,8 +91,13 @@ def test_form_is_the_box_objective_and_the_lagrangian_bounds_it():
                     else:
                         assert value >= target - 1e-9, (instance.metric, box, direction, a)
                     needed = max(needed, target)
-                bound, labels, _ = lagrangian_bound(form, quadratic.counts(box))
+                bound, labels, stopped = lagrangian_bound(form, quadratic.counts(box))
                 assert bound >= needed - 1e-9, (instance.metric, box, direction, lam)
+                # from any start (a parent's descent: random multipliers, a step size, one that ran out)
+                for step in (float(rng.uniform(1e-3, 2.0)), 1e-13, stopped.step):
+                    start = Descent(rng.normal(0.0, 0.5, len(box)), step)
+                    again, *_ = lagrangian_bound(form, quadratic.counts(box), start=start)
+                    assert again >= needed - 1e-9, (instance.metric, box, direction, lam, start)
                 # the box's rows (q_rows.py: boxes over R alone) hold at every assignment of the box, and
                 # their Lagrangian bounds it
                 rows = quadratic.rows.at(box) if quadratic.rows is not None else None
@@ -334,24 +339,26 @@ def test_improve_locally_at_the_deadline_offers_its_best_point(monkeypatch):
     assert result.value == instance.differences(result.assignment)["a"] > instance.differences(start)["a"]
 
 
-def test_graded_rows_tests_start_from_their_parents(monkeypatch):
-    """The halves of a graded box its tests did not close start their rows test from the multipliers the
-    parent's rows test ended with (exact/boxes.py, ``BoxRun.graded_tests``), not from 0; the answers
-    stay those of enumeration (test_med_with_roof_tests_is_enumeration runs the same path)."""
+@pytest.mark.parametrize("test", ["rows_bound", "lagrangian_bound"])
+def test_graded_tests_start_from_their_parents(monkeypatch, test):
+    """The halves of a graded box its tests did not close go on from where the parent's tests ended
+    (exact/boxes.py, ``BoxRun.graded_tests``): the rows test from its multipliers, the intervals' descent
+    from its multipliers and step size (lagrangian.Descent), not from scratch; the answers stay those of
+    enumeration (test_med_with_roof_tests_is_enumeration runs the same path)."""
     from medopt.exact import boxes
 
     monkeypatch.setattr(boxes, "EXPLORE", 1e9)  # both tests on every graded box
     returned, inherited = [], []
-    original = boxes.rows_bound
+    original = getattr(boxes, test)
 
     def recording(form, rows, **kwargs):
         start = kwargs.get("start")
-        inherited.append(start is not None and any(start is nu for nu in returned))
+        inherited.append(start is not None and any(start is stopped for stopped in returned))
         outcome = original(form, rows, **kwargs)
         returned.append(outcome[2])
         return outcome
 
-    monkeypatch.setattr(boxes, "rows_bound", recording)
+    monkeypatch.setattr(boxes, test, recording)
     for instance in graded_instances(seed=304, count=24):
         kwargs = dict(a=instance.a, b=instance.b, judgments=instance.judgments, max_grade=instance.max_grade,
                       limits=instance.limits)
@@ -364,3 +371,24 @@ def test_graded_rows_tests_start_from_their_parents(monkeypatch):
             exact = medopt.med(metric, **kwargs, method="exact", solver="highs")
         assert abs(exact.value - oracle.value) <= 1e-9 and exact.certified, (metric, exact, oracle)
     assert sum(inherited) >= 10, (sum(inherited), len(inherited))
+
+
+def test_the_descent_goes_on_with_its_start_step():
+    """lagrangian_bound takes its first step size from ``start`` (a parent box's Descent): from the same
+    multipliers, a tiny carried step and the fresh one end at different multipliers on some box."""
+    rng = np.random.default_rng(306)
+    differ = tried = 0
+    for instance in graded_instances(seed=307, count=30):
+        formulation = formulation_for(instance.metric)
+        roots, _ = roots_and_assignments(formulation, instance)
+        quadratic = formulation.box_quadratic(instance, "a") if roots else None
+        if quadratic is None:
+            continue
+        box = roots[0].box
+        form, counts = quadratic.form(box, float(rng.uniform(0.0, 0.5))), quadratic.counts(box)
+        zero = np.zeros(len(box))
+        fresh = lagrangian_bound(form, counts, floor=-np.inf)[2]
+        carried = lagrangian_bound(form, counts, floor=-np.inf, start=Descent(zero, 1e-6))[2]
+        tried += 1
+        differ += not np.allclose(fresh.nu, carried.nu)
+    assert tried >= 10 and differ >= 3, (tried, differ)

@@ -187,7 +187,8 @@ class BoxRun:
             return inherited
         result, quadratic = self.result, self.quadratic
         form = quadratic.form(case.box, cutoff)
-        # the parent's multipliers: the intervals', the rows', or both (a graded box), as the branch below uses
+        # where the parent's tests ended: the intervals' descent (multipliers and step size), the rows'
+        # multipliers, or both (a graded box), as the branch below uses
         start = self.multipliers.pop(case.label, None)
         found = []  # the labels of every cut tried
         if quadratic.rows is None:  # no rows: the intervals' descent
@@ -226,11 +227,12 @@ class BoxRun:
         return bound
 
     def graded_tests(self, case, form, start, found) -> tuple:
-        """(the excess F_ub of a graded box, the multipliers (intervals', rows') for its halves) by two
-        tests: the intervals' descent (lagrangian_bound, on the form without the rows' extra products)
-        and the rows (rows_bound, the collection cuts and the intervals, GRADED_ROW_STEPS roof duals),
-        each from the multipliers its test of the parent box ended with (``start``; none at a root: 0).
-        Each gives a proven bound (any multipliers do), and the lower is kept.
+        """(the excess F_ub of a graded box, where its tests ended (intervals', rows') for its halves) by
+        two tests: the intervals' descent (lagrangian_bound, on the form without the rows' extra
+        products) and the rows (rows_bound, the collection cuts and the intervals, GRADED_ROW_STEPS roof
+        duals), each going on from where its test of the parent box ended (``start``: the descent's
+        multipliers and step size, the rows' multipliers; none at a root: multipliers 0).  Each gives a
+        proven bound (any multipliers do), and the lower is kept.
 
         Which pays depends on the instance and on how far the search is (the rows close the boxes of a
         topic whose few judged documents are all relevant; the descent, in one or two maximum flows,
@@ -246,7 +248,7 @@ class BoxRun:
         2 x its share of such boxes x the first's work >= its own work.  The counts are deterministic,
         so the same instance takes the same path.  ``found`` receives each cut's labels."""
         quadratic, record, spent = self.quadratic, self.graded_record, self.graded_work
-        interval_nu, row_nu = start if start is not None else (None, None)
+        descent, row_nu = start if start is not None else (None, None)
         explore = spent[1] <= EXPLORE * spent[0]
         excess, closed, work = math.inf, {}, {}
 
@@ -273,9 +275,8 @@ class BoxRun:
                 break
             if test == "intervals":
                 plain = quadratic.without_rows(form)
-                bound, labels, interval_nu = lagrangian_bound(plain, quadratic.counts(case.box),
-                                                              check=counting(test, plain), floor=0.0,
-                                                              start=interval_nu)
+                bound, labels, descent = lagrangian_bound(plain, quadratic.counts(case.box),
+                                                          check=counting(test, plain), floor=0.0, start=descent)
             else:
                 bound, labels, row_nu = rows_bound(form, quadratic.rows.at(case.box), check=counting(test, form),
                                                    floor=0.0, steps=GRADED_ROW_STEPS, start=row_nu)
@@ -289,7 +290,7 @@ class BoxRun:
             for test, other in zip(tests, reversed(tests)):
                 record[test] = [DECAY * record[test][0] + closed[test], DECAY * record[test][1] + work[test],
                                 DECAY * record[test][2] + (closed[test] and not closed[other])]
-        return excess, (interval_nu, row_nu)
+        return excess, (descent, row_nu)
 
     def test(self, case, inherited, start_basis) -> None:
         """Settle, close or split one box (or solve one case): solve_boxes's docstring."""

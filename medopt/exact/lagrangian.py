@@ -15,7 +15,9 @@ gives such a bound and the smallest is returned.
 The multipliers: from 0, a descent step on each constraint the current labels break (their sum,
 undetermined labels counted as 1/2, below lo_p: nu_p rises; above hi_p: it falls), the step growing
 by 1.5 after a success and halving after a failure, at most ``MAX_STEPS`` roof duals; ``nu`` and the
-step size need no proof (any nu gives a valid bound), only the number of maximum flows matters.
+step size need no proof (any nu gives a valid bound), only the number of maximum flows matters.  A
+descent may go on from where another stopped (``Descent``: a parent box's multipliers and its last
+step size); from scratch the first step is the largest linear coefficient.
 The labels of the best bound's cut are returned as a candidate (re-scored by the caller).
 
 With rows (``rows_bound``): constraints constant_r + L_r z + S_r (z_f z_s) >= 0 that hold at every
@@ -48,6 +50,7 @@ of B: it is the maximum, and the steps stop."""
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -57,13 +60,21 @@ from ..solvers.roof_dual import reusing, roof_dual_bound
 MAX_STEPS = 30
 
 
+class Descent(NamedTuple):
+    """Where a descent of ``lagrangian_bound`` stopped: the best bound's multipliers and the step size it
+    would have tried next; the start of another descent (a box's halves go on from their parent's)."""
+    nu: np.ndarray
+    step: float
+
+
 def lagrangian_bound(form: tuple, constraints: list, check=None, floor: float = -math.inf,
-                     start: np.ndarray | None = None) -> tuple[float, np.ndarray, np.ndarray]:
+                     start: Descent | None = None) -> tuple[float, np.ndarray, Descent]:
     """(an upper bound on the constrained maximum of ``form`` = (n, constant, linear, first, second,
-    weights, implications), the best bound's labels, its multipliers): module docstring; the search
-    starts from the multipliers ``start`` (a parent box's, say) when given.  ``constraints``: (indices,
-    lo, hi or None) per constraint.  The search stops once a bound is at most ``floor`` (a value the
-    caller needs no better than).  ``check`` is called before each roof dual (limits.check_time)."""
+    weights, implications), the best bound's labels, where the descent stopped): module docstring; the
+    search goes on from ``start`` (a parent box's descent: its multipliers and step size) when given.
+    ``constraints``: (indices, lo, hi or None) per constraint.  The search stops once a bound is at
+    most ``floor`` (a value the caller needs no better than).  ``check`` is called before each roof
+    dual (limits.check_time)."""
     n, constant, linear, first, second, weights, implications = form
     tried: dict = {}
 
@@ -85,8 +96,10 @@ def lagrangian_bound(form: tuple, constraints: list, check=None, floor: float = 
     def allowed(nu):  # nu_p < 0 only where hi_p exists
         return np.array([value if value >= 0 or hi is not None else 0.0 for value, (_, _, hi) in zip(nu, constraints)])
 
-    nu = np.zeros(len(constraints)) if start is None else allowed(start)
+    nu = np.zeros(len(constraints)) if start is None else allowed(start.nu)
     step = float(np.abs(linear).max(initial=0.0)) or 1.0
+    if start is not None and start.step > 1e-12:  # (a start whose steps ran out begins with a fresh one)
+        step = start.step
     with reusing():  # every multiplier's roof dual on one network (only the unary capacities change)
         best = bound_at(nu)
         while len(tried) < MAX_STEPS and best[0] > floor:
@@ -104,7 +117,7 @@ def lagrangian_bound(form: tuple, constraints: list, check=None, floor: float = 
                 step /= 2
             else:
                 break
-    return best[0], best[1], nu
+    return best[0], best[1], Descent(nu, step)
 
 
 # rows_bound's Polyak target: this fraction of the first bound's size below the floor (measured:
