@@ -32,6 +32,10 @@ GRADED_ROW_STEPS = 5
 EXPLORE = 0.1
 DECAY = 0.8
 PRIOR_CLOSED, PRIOR_WORK = 0.5, 50_000
+# A graded box's test by the intervals' descent: at most this many roof duals, going on from where its
+# parent's descent stopped (multipliers and step size).  Value:
+# docs/speed.md#q-measure-the-descent-goes-on-with-its-parents-step-2026-11-28
+GRADED_DESCENT_STEPS = 10
 
 
 # seconds for a box's test model (CP-SAT) at first; a box not settled in that time is split (the
@@ -276,7 +280,8 @@ class BoxRun:
             if test == "intervals":
                 plain = quadratic.without_rows(form)
                 bound, labels, descent = lagrangian_bound(plain, quadratic.counts(case.box),
-                                                          check=counting(test, plain), floor=0.0, start=descent)
+                                                          check=counting(test, plain), floor=0.0, start=descent,
+                                                          steps=GRADED_DESCENT_STEPS)
             else:
                 bound, labels, row_nu = rows_bound(form, quadratic.rows.at(case.box), check=counting(test, form),
                                                    floor=0.0, steps=GRADED_ROW_STEPS, start=row_nu)

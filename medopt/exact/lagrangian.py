@@ -68,13 +68,13 @@ class Descent(NamedTuple):
 
 
 def lagrangian_bound(form: tuple, constraints: list, check=None, floor: float = -math.inf,
-                     start: Descent | None = None) -> tuple[float, np.ndarray, Descent]:
+                     start: Descent | None = None, steps: int = MAX_STEPS) -> tuple[float, np.ndarray, Descent]:
     """(an upper bound on the constrained maximum of ``form`` = (n, constant, linear, first, second,
     weights, implications), the best bound's labels, where the descent stopped): module docstring; the
     search goes on from ``start`` (a parent box's descent: its multipliers and step size) when given.
     ``constraints``: (indices, lo, hi or None) per constraint.  The search stops once a bound is at
-    most ``floor`` (a value the caller needs no better than).  ``check`` is called before each roof
-    dual (limits.check_time)."""
+    most ``floor`` (a value the caller needs no better than), or after ``steps`` roof duals.  ``check``
+    is called before each roof dual (limits.check_time)."""
     n, constant, linear, first, second, weights, implications = form
     tried: dict = {}
 
@@ -102,13 +102,13 @@ def lagrangian_bound(form: tuple, constraints: list, check=None, floor: float = 
         step = start.step
     with reusing():  # every multiplier's roof dual on one network (only the unary capacities change)
         best = bound_at(nu)
-        while len(tried) < MAX_STEPS and best[0] > floor:
+        while len(tried) < steps and best[0] > floor:
             _, _, sums = bound_at(nu)
             direction = np.array([1.0 if total < lo else (-1.0 if hi is not None and total > hi else 0.0)
                                   for total, (_, lo, hi) in zip(sums, constraints)])
             if not direction.any():
                 break
-            while len(tried) < MAX_STEPS and step > 1e-12:
+            while len(tried) < steps and step > 1e-12:
                 candidate = allowed(nu + step * direction)
                 outcome = bound_at(candidate)
                 if outcome[0] < best[0]:
