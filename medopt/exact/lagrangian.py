@@ -14,10 +14,10 @@ gives such a bound and the smallest is returned.
 
 The multipliers: from 0, a descent step on each constraint the current labels break (their sum,
 undetermined labels counted as 1/2, below lo_p: nu_p rises; above hi_p: it falls), the step growing
-by 1.5 after a success and halving after a failure, at most ``MAX_STEPS`` roof duals; ``nu`` and the
-step size need no proof (any nu gives a valid bound), only the number of maximum flows matters.  A
-descent may go on from where another stopped (``Descent``: a parent box's multipliers and its last
-step size); from scratch the first step is the largest linear coefficient.
+by 1.5 after a success and halving after a failure, at most ``MAX_STEPS`` roof duals (or the caller's
+``steps``); ``nu`` and the step size need no proof (any nu gives a valid bound), only the number of
+maximum flows matters.  A descent may go on from where another stopped (``Descent``: a parent box's
+multipliers and its last step size); from scratch the first step is the largest linear coefficient.
 The labels of the best bound's cut are returned as a candidate (re-scored by the caller).
 
 With rows (``rows_bound``): constraints constant_r + L_r z + S_r (z_f z_s) >= 0 that hold at every
