@@ -85,11 +85,11 @@ def count_boxes(formulation, instance: Instance, reduced: Instance, direction: s
     search without a model) resumes the boxes left open: the search is kept in ``quick`` (the solve's
     bounds without a model) under ("count boxes", direction).  Its boxes stay valid when the
     difference reached rises (a box closed at lam is closed at any larger lam)."""
+    if not applies(instance, reduced, start):
+        return False
     left = remaining()
     if deadline is not None:
         left = deadline - time.perf_counter() if left is None else min(left, deadline - time.perf_counter())
-    if not applies(instance, reduced, start):
-        return False
     from ..kernels.precision_chains import ready  # here: Numba (0.2-0.4 s, 55 MB) only where boxes run
     if not ready(left):  # a first call may compile the kernel
         return False

@@ -58,6 +58,8 @@ from ..solvers.roof_dual import reusing, roof_dual_bound
 
 # roof duals (maximum flows) per bound at most (measured: docs/speed.md#q-measure-roof-dual-box-tests)
 MAX_STEPS = 30
+# lagrangian_bound's step size below which its descent has run out of steps to try
+SPENT_STEP = 1e-12
 
 
 class Descent(NamedTuple):
@@ -98,7 +100,7 @@ def lagrangian_bound(form: tuple, constraints: list, check=None, floor: float = 
 
     nu = np.zeros(len(constraints)) if start is None else allowed(start.nu)
     step = float(np.abs(linear).max(initial=0.0)) or 1.0
-    if start is not None and start.step > 1e-12:  # (a start whose steps ran out begins with a fresh one)
+    if start is not None and start.step > SPENT_STEP:  # (a start whose steps ran out begins afresh)
         step = start.step
     with reusing():  # every multiplier's roof dual on one network (only the unary capacities change)
         best = bound_at(nu)
@@ -108,7 +110,7 @@ def lagrangian_bound(form: tuple, constraints: list, check=None, floor: float = 
                                   for total, (_, lo, hi) in zip(sums, constraints)])
             if not direction.any():
                 break
-            while len(tried) < steps and step > 1e-12:
+            while len(tried) < steps and step > SPENT_STEP:
                 candidate = allowed(nu + step * direction)
                 outcome = bound_at(candidate)
                 if outcome[0] < best[0]:
