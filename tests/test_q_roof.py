@@ -392,3 +392,51 @@ def test_the_descent_goes_on_with_its_start_step():
         tried += 1
         differ += not np.allclose(fresh.nu, carried.nu)
     assert tried >= 10 and differ >= 3, (tried, differ)
+
+
+def test_the_spread_correction_is_a_tighter_bound():
+    """formulations/q_spread.py: on every assignment of a box (enumerated), the corrected objective lies
+    between R (difference - lam) and the plain one (every kappa >= 0, on rows that hold on the box), is
+    below the plain one somewhere, and its roof dual bound is still above every R (difference - lam);
+    a one-profile box is not changed (its D_i do not spread)."""
+    rng = np.random.default_rng(309)
+    below = boxes = 0
+    cases = itertools.chain(random_instances(seed=310, count=16, max_grade=2, max_unjudged=7),
+                            random_instances(seed=311, count=12, max_grade=3, max_unjudged=5))
+    for n, case in enumerate(cases):
+        metric = (f"Q@{case.k}", f"Q(beta=0.5)@{case.k}", f"Q(rel=2)@{case.k}", f"Q(beta=2.0)@{case.k}")[n % 4]
+        instance = build_instance(metric, case.a, case.b, case.judgments, max_grade=case.max_grade)
+        formulation = formulation_for(instance.metric)
+        roots, everything = roots_and_assignments(formulation, instance)
+        if not roots:
+            continue
+        rel = instance.metric.p("rel")
+        profiles = [profile_of(instance, a) for a in everything]
+        for direction in ("a", "b"):
+            quadratic = formulation.box_quadratic(instance, direction)
+            if quadratic is None or quadratic.spread is None:
+                continue
+            zs = [z_of(quadratic, a) for a in everything]
+            for attempt in range(4):
+                box = roots[0].box if attempt == 0 else random_box(rng, instance, roots[0])
+                if box is None:
+                    continue
+                lam = float(rng.uniform(-0.3, 0.8))
+                kappa = quadratic.spread.kappa(box)
+                assert (kappa >= 0).all() and (kappa[~quadratic.rows.parts(box)[2]] == 0).all()
+                corrected, plain = quadratic.form(box, lam), quadratic.form(box, lam, tight=False)
+                inside = [i for i, p in enumerate(profiles) if in_box(p, box)]
+                needed = -np.inf
+                for i in inside:
+                    target = profiles[i][rel] * (instance.differences(everything[i])[direction] - lam)
+                    value, before = form_value(corrected, zs[i]), form_value(plain, zs[i])
+                    assert target - 1e-9 <= value <= before + 1e-9, (metric, box, direction, everything[i])
+                    below += value < before - 1e-9
+                    needed = max(needed, target)
+                if all(lo == hi for _, lo, hi in box):
+                    assert not kappa.any()
+                bound, *_ = lagrangian_bound(quadratic.without_rows(corrected), quadratic.counts(box))
+                assert bound >= needed - 1e-9, (metric, box, direction, lam)
+                boxes += 1
+    assert boxes >= 100, boxes
+    assert below >= 200, below

@@ -32,10 +32,10 @@ GRADED_ROW_STEPS = 5
 EXPLORE = 0.1
 DECAY = 0.8
 PRIOR_CLOSED, PRIOR_WORK = 0.5, 50_000
-# A graded box's test by the intervals' descent: at most this many roof duals, going on from where its
-# parent's descent stopped (multipliers and step size).  Value:
-# docs/speed.md#q-measure-the-descent-goes-on-with-its-parents-step-2026-11-28
-GRADED_DESCENT_STEPS = 10
+# A graded box's test by the intervals' descent (on its objective tightened where the ideal gains
+# spread): at most this many roof duals, going on from where its parent's descent stopped (multipliers
+# and step size).  Value: docs/speed.md#q-measure-the-spread-of-the-ideal-gains-corrected-2026-11-28
+GRADED_DESCENT_STEPS = 15
 
 
 # seconds for a box's test model (CP-SAT) at first; a box not settled in that time is split (the
@@ -172,7 +172,8 @@ class BoxRun:
         R alone (one profile grade: no judgments, or binary ones) has instead the rows of its profiles'
         LP (the collection cuts, and its intervals) moved into the objective (rows_bound,
         formulations/q_rows.py), which brings the roof dual to that LP's bound; a graded box may be
-        tested both ways (``graded_tests``).  A box that bound closes is closed.  A box of several
+        tested both ways (``graded_tests``).  With those rows, the objective is first tightened where
+        the box's ideal gains spread (formulations/q_spread.py).  A box that bound closes is closed.  A box of several
         profiles it does not close is split at once under it (its LP costs far more than the roof
         dual's few maximum flows and bounded only a little lower), and so is a one-profile box over R
         alone (into its case: the roof dual with the rows already bounds it about as its LP would); a
@@ -204,7 +205,7 @@ class BoxRun:
                                                floor=0.0, start=start)
             found.append(labels)
         else:
-            excess, start = self.graded_tests(case, form, start, found)
+            excess, start = self.graded_tests(case, form, start, found, cutoff)
         result.solves += 1
         before = result.value
         for labels in found:
@@ -230,11 +231,13 @@ class BoxRun:
             return None
         return bound
 
-    def graded_tests(self, case, form, start, found) -> tuple:
+    def graded_tests(self, case, form, start, found, cutoff) -> tuple:
         """(the excess F_ub of a graded box, where its tests ended (intervals', rows') for its halves) by
-        two tests: the intervals' descent (lagrangian_bound, on the form without the rows' extra
-        products) and the rows (rows_bound, the collection cuts and the intervals, GRADED_ROW_STEPS roof
-        duals), each going on from where its test of the parent box ended (``start``: the descent's
+        two tests: the intervals' descent (lagrangian_bound, GRADED_DESCENT_STEPS roof duals, on ``form``:
+        the box's objective tightened where its ideal gains spread, formulations/q_spread.py, without
+        the rows' extra products when it does not use them) and the rows (rows_bound, the collection
+        cuts and the intervals, GRADED_ROW_STEPS roof duals, on the plain objective at lam = ``cutoff``),
+        each going on from where its test of the parent box ended (``start``: the descent's
         multipliers and step size, the rows' multipliers; none at a root: multipliers 0).  Each gives a
         proven bound (any multipliers do), and the lower is kept.
 
@@ -277,13 +280,14 @@ class BoxRun:
         for test in (first, second):
             if not explore and test == second and (excess <= 0 or not worth):
                 break
-            if test == "intervals":
-                plain = quadratic.without_rows(form)
-                bound, labels, descent = lagrangian_bound(plain, quadratic.counts(case.box),
-                                                          check=counting(test, plain), floor=0.0, start=descent,
+            if test == "intervals":  # on the tightened objective (the rows' products too, where it uses them)
+                network = quadratic.without_rows(form)
+                bound, labels, descent = lagrangian_bound(network, quadratic.counts(case.box),
+                                                          check=counting(test, network), floor=0.0, start=descent,
                                                           steps=GRADED_DESCENT_STEPS)
-            else:
-                bound, labels, row_nu = rows_bound(form, quadratic.rows.at(case.box), check=counting(test, form),
+            else:  # on the plain objective (on the tightened one the rows closed fewer boxes for their work)
+                network = quadratic.form(case.box, cutoff, tight=False)
+                bound, labels, row_nu = rows_bound(network, quadratic.rows.at(case.box), check=counting(test, network),
                                                    floor=0.0, steps=GRADED_ROW_STEPS, start=row_nu)
             found.append(labels)
             excess = min(excess, bound)

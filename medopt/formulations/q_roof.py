@@ -23,7 +23,11 @@ coefficients.
 
 The box's intervals are linear in z: C_g = J_g + sum_d z[d,g] with lo_g <= C_g (every profile grade)
 and C_g <= hi_g (rel, and a grade whose hi_g is below L; hi_g = L means C_g >= L only).  They are not
-in the quadratic function: exact/lagrangian.py moves them into it with multipliers."""
+in the quadratic function: exact/lagrangian.py moves them into it with multipliers.
+
+When the direction has rows (q_rows.py), ``form`` returns (unless told ``tight=False``) F(lam) minus non-negative multiples of them
+(q_spread.py): still at least R (difference - lam) on every assignment of the box, and closer to it
+where the box's D_i spread."""
 
 from __future__ import annotations
 
@@ -33,6 +37,7 @@ from ..instance import judged_count
 from ..limits import check_time
 from .q_profiles import depth, ideal_gains, profile_grades, shared_ranks
 from .q_rows import box_rows, matrix_of
+from .q_spread import SpreadCorrection
 
 
 class BoxForm:
@@ -93,17 +98,20 @@ class BoxForm:
         self.implications = (np.concatenate([per_doc + g for g in range(1, top)] + [per_doc[:0]]),
                              np.concatenate([per_doc + g - 1 for g in range(1, top)] + [per_doc[:0]]))
         self.relevant = per_doc + self.rel - 1  # z[d, rel]
+        self.spread = None  # q_spread.py: the boxes' objectives tightened, in the rows' terms
         if self.rows is not None:
             self.rows.finish()
+            self.spread = SpreadCorrection(self)
         self.judged_relevant = judged_count(instance, self.rel)
 
     def var(self, d, g) -> int:
         return self.index[d] * self.grades + g - 1
 
-    def form(self, box, lam: float):
+    def form(self, box, lam: float, tight: bool = True):
         """F(lam) of ``box`` ((g, lo, hi) per profile grade) as (n, constant, linear, first, second,
         weights, implications): module docstring; X's ranks divided by D_i at the box's smallest
-        counts, Y's by D_i at its largest."""
+        counts, Y's by D_i at its largest, then, when the direction has rows and ``tight``, tightened
+        by the spread correction (q_spread.py)."""
         low, high = (np.array(ideal_gains(self.instance, self.gain, counts))
                      for counts in ({g: lo for g, lo, _ in box}, {g: hi for g, _, hi in box}))
         better, other = (len(ranking) for ranking in self.lists)
@@ -112,13 +120,18 @@ class BoxForm:
         linear = self.linear_matrix @ coefficients
         linear[self.relevant] -= lam
         constant = float(self.constant_vector @ coefficients) - lam * self.judged_relevant
-        return (self.n, constant, linear, self.first, self.second, self.pair_matrix @ coefficients,
+        form = (self.n, constant, linear, self.first, self.second, self.pair_matrix @ coefficients,
                 self.implications)
+        if self.spread is not None and tight:  # tighter where the box's ideal gains spread (q_spread.py)
+            form = self.rows.subtracted(form, self.spread.kappa(box), box)
+        return form
 
     def without_rows(self, form):
-        """``form`` with only the objective's own products (the rows' extra ones carry weight 0 in it): a
-        smaller network for the interval descent."""
+        """``form`` with only the objective's own products when the rows' extra ones carry weight 0 in it
+        (no spread correction: q_spread.py), a smaller network for the interval descent; else ``form``."""
         n, constant, linear, _, _, weights, implications = form
+        if np.any(weights[self.own_pairs:]):
+            return form
         return n, constant, linear, self.own_first, self.own_second, weights[:self.own_pairs], implications
 
     def counts(self, box) -> list:

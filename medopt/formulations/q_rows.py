@@ -28,9 +28,9 @@ docs/speed.md#q-measure-the-box-lps-rows-in-the-roof-dual).
 
 Built for every box (over R alone, or over several grades) while their products stay at most
 ROW_PRODUCTS.  A box over R alone is tested with the rows alone; a graded box by the interval descent
-(lagrangian_bound, on the form without the rows' extra products), by the rows, or by both, whichever
-has closed more of the direction's boxes for its work (exact/boxes.py, ``BoxRun.graded_tests``).  The
-rows of a direction form one fixed list, so multipliers carry over from a box to its halves; a box
+(lagrangian_bound), by the rows, or by both, whichever has closed more of the direction's boxes for its
+work (exact/boxes.py, ``BoxRun.graded_tests``).  Every box's objective but the graded rows test's is
+tightened by non-negative multiples of the rows (q_spread.py, ``subtracted``).  The rows of a direction form one fixed list, so multipliers carry over from a box to its halves; a box
 switches on the rows that apply to it and sets their coefficients and constants (``at``).  They are
 built with NumPy, all the products of one grade at once."""
 
@@ -136,21 +136,37 @@ class BoxRows:
         self.S = sparse.csr_matrix((values, (rows, columns)), shape=(len(self.kind), len(self._pairs)))
         del self._products, self._pairs
 
-    def at(self, box) -> Rows:
-        """The rows of ``box`` ((g, lo, hi) per profile grade): which apply, their constants and their
-        coefficients on z[d,rel] (module docstring)."""
+    def parts(self, box) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(constants, coefficients on z[d,rel], which rows hold) of every row for ``box`` ((g, lo, hi) per
+        profile grade): module docstring.  A row holds on the box unless it needs hi_g to be a true count
+        (high, upper) and it is not."""
         low, high = {g: lo for g, lo, _ in box}, {g: hi for g, _, hi in box}
         lo = np.array([low[g] for g in self.grade], dtype=float)
         hi = np.array([high[g] for g in self.grade], dtype=float)
         judged = np.array([self.judged[g] for g in self.grade], dtype=float)
         bounded = (self.grade == self.rel) | (hi < self.cap)  # hi_g a true count
         kind = self.kind
-        active = np.where(kind == "low", True, np.where(
-            kind == "lower", (lo - judged > 0) & (self.others > 0), bounded))
         constant = np.where(kind == "low", judged - lo, np.where(kind == "high", hi - judged, 0.0))
         coefficient = np.where(kind == "upper", hi - judged, np.where(kind == "lower", judged - lo, 0.0))
+        return constant, coefficient, (kind == "low") | (kind == "lower") | bounded
+
+    def at(self, box) -> Rows:
+        """The rows of ``box`` ((g, lo, hi) per profile grade): which apply, their constants and their
+        coefficients on z[d,rel] (module docstring); a lower row applies only when it can bind
+        (lo_g - J_g > 0 and other unjudged documents exist)."""
+        constant, coefficient, holds = self.parts(box)
+        active = np.where(self.kind == "lower", (coefficient < 0) & (self.others > 0), holds)
         return Rows(np.where(active, constant, 0.0), self.L, self.d_rel, np.where(active, coefficient, 0.0),
                     self.S, active)
+
+    def subtracted(self, form: tuple, kappa: np.ndarray, box) -> tuple:
+        """``form`` minus sum_r kappa_r row_r(z) (kappa >= 0, zero on rows that do not hold on ``box``):
+        the rows' constants, linear parts and products moved into it (q_spread.py)."""
+        constant, coefficient, _ = self.parts(box)
+        n, shift, linear, first, second, weights, implications = form
+        linear = linear - self.L.T @ kappa - np.bincount(self.d_rel, coefficient * kappa, minlength=n)
+        return (n, shift - float(constant @ kappa), linear, first, second, weights - self.S.T @ kappa,
+                implications)
 
 
 def matrix_of(entries, rows: int, columns: int) -> sparse.csr_matrix:
