@@ -173,11 +173,11 @@ class BoxRun:
         LP (the collection cuts, and its intervals) moved into the objective (rows_bound,
         formulations/q_rows.py), which brings the roof dual to that LP's bound; a graded box may be
         tested both ways (``graded_tests``).  With those rows, the objective is first tightened where
-        the box's ideal gains spread (formulations/q_spread.py).  A box that bound closes is closed.  A box of several
-        profiles it does not close is split at once under it (its LP costs far more than the roof
-        dual's few maximum flows and bounded only a little lower), and so is a one-profile box over R
-        alone (into its case: the roof dual with the rows already bounds it about as its LP would); a
-        one-profile box over several grades goes on to its LP under the lower bound (measured:
+        the box's ideal gains spread (formulations/q_spread.py).  A box that bound closes is closed.
+        A box of several profiles it does not close is split at once under it (its LP costs far more
+        than the roof dual's few maximum flows and bounded only a little lower), and so is a one-profile
+        box over R alone (into its case: the roof dual with the rows already bounds it about as its LP
+        would); a one-profile box over several grades goes on to its LP under the lower bound (measured:
         docs/speed.md#q-measure-roof-dual-box-tests and
         docs/speed.md#q-measure-the-box-lps-rows-in-the-roof-dual).  The cut's labels are
         re-scored as candidates (undetermined ones read as 0, then as 1), and one that beats the best
@@ -287,8 +287,9 @@ class BoxRun:
                                                           steps=GRADED_DESCENT_STEPS)
             else:  # on the plain objective (on the tightened one the rows closed fewer boxes for their work)
                 network = quadratic.form(case.box, cutoff, tight=False)
-                bound, labels, row_nu = rows_bound(network, quadratic.rows.at(case.box), check=counting(test, network),
-                                                   floor=0.0, steps=GRADED_ROW_STEPS, start=row_nu)
+                bound, labels, row_nu = rows_bound(network, quadratic.rows.at(case.box),
+                                                   check=counting(test, network), floor=0.0,
+                                                   steps=GRADED_ROW_STEPS, start=row_nu)
             found.append(labels)
             excess = min(excess, bound)
             closed[test] = bound <= 0

@@ -25,9 +25,9 @@ The box's intervals are linear in z: C_g = J_g + sum_d z[d,g] with lo_g <= C_g (
 and C_g <= hi_g (rel, and a grade whose hi_g is below L; hi_g = L means C_g >= L only).  They are not
 in the quadratic function: exact/lagrangian.py moves them into it with multipliers.
 
-When the direction has rows (q_rows.py), ``form`` returns (unless told ``tight=False``) F(lam) minus non-negative multiples of them
-(q_spread.py): still at least R (difference - lam) on every assignment of the box, and closer to it
-where the box's D_i spread."""
+When the direction has rows (q_rows.py), ``form`` returns (unless told ``tight=False``) F(lam) minus
+non-negative multiples of them (q_spread.py): still at least R (difference - lam) on every assignment
+of the box, and closer to it where the box's D_i spread."""
 
 from __future__ import annotations
 

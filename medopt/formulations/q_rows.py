@@ -30,9 +30,10 @@ Built for every box (over R alone, or over several grades) while their products 
 ROW_PRODUCTS.  A box over R alone is tested with the rows alone; a graded box by the interval descent
 (lagrangian_bound), by the rows, or by both, whichever has closed more of the direction's boxes for its
 work (exact/boxes.py, ``BoxRun.graded_tests``).  Every box's objective but the graded rows test's is
-tightened by non-negative multiples of the rows (q_spread.py, ``subtracted``).  The rows of a direction form one fixed list, so multipliers carry over from a box to its halves; a box
-switches on the rows that apply to it and sets their coefficients and constants (``at``).  They are
-built with NumPy, all the products of one grade at once."""
+tightened by non-negative multiples of the rows (q_spread.py, ``subtracted``).  The rows of a direction
+form one fixed list, so multipliers carry over from a box to its halves; a box switches on the rows that
+apply to it and sets their coefficients and constants (``at``).  They are built with NumPy, all the
+products of one grade at once."""
 
 from __future__ import annotations
 
