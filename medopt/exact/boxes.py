@@ -287,9 +287,8 @@ class BoxRun:
                                                           steps=GRADED_DESCENT_STEPS)
             else:  # on the plain objective (on the tightened one the rows closed fewer boxes for their work)
                 network = quadratic.form(case.box, cutoff, tight=False)
-                bound, labels, row_nu = rows_bound(network, quadratic.rows.at(case.box),
-                                                   check=counting(test, network), floor=0.0,
-                                                   steps=GRADED_ROW_STEPS, start=row_nu)
+                bound, labels, row_nu = rows_bound(network, quadratic.rows.at(case.box), floor=0.0, start=row_nu,
+                                                   check=counting(test, network), steps=GRADED_ROW_STEPS)
             found.append(labels)
             excess = min(excess, bound)
             closed[test] = bound <= 0
