@@ -35,9 +35,9 @@ a sum of non-negative multiples of rows that hold on the box.
 
 So any upper bound on the right side over the box's assignments (the roof dual with multipliers,
 exact/lagrangian.py) bounds the box, and the box tests use the corrected objective (all but a
-graded box's rows test: exact/boxes.py).  Rows valid
-only on the box (the lower and upper rows, whatever their use in the Lagrangian) are subtracted with
-their whole constants and coefficients (q_rows.BoxRows.parts), not the Lagrangian's active ones.
+graded box's rows test: exact/boxes.py).  Rows valid only on the box (the lower and upper rows,
+whatever their use in the Lagrangian) are subtracted with their whole constants and coefficients
+(q_rows.BoxRows.parts), not the Lagrangian's active ones.
 Measured: docs/speed.md#q-measure-the-spread-of-the-ideal-gains-corrected-2026-11-28."""
 
 from __future__ import annotations
