@@ -54,7 +54,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..solvers.roof_dual import reusing, roof_dual_bound
+from ..solvers.roof_dual import DescentNetwork, reusing, roof_dual_bound
 
 # roof duals (maximum flows) per bound at most (measured: docs/speed.md#q-measure-roof-dual-box-tests)
 MAX_STEPS = 30
@@ -79,6 +79,7 @@ def lagrangian_bound(form: tuple, constraints: list, check=None, floor: float = 
     is called before each roof dual (limits.check_time)."""
     n, constant, linear, first, second, weights, implications = form
     tried: dict = {}
+    network = DescentNetwork.when_ready(n, first, second, weights, implications)  # only the unary costs change
 
     def bound_at(nu):
         key = tuple(nu.tolist())
@@ -90,7 +91,10 @@ def lagrangian_bound(form: tuple, constraints: list, check=None, floor: float = 
                 if value:
                     shifted[indices] += value
                     shift -= value * (lo if value > 0 else hi)
-            bound, labels = roof_dual_bound(n, shift, shifted, first, second, weights, implications)
+            if network is not None:
+                bound, labels = network.bound(shift, shifted)
+            else:  # (the compiled flow not loaded yet, and too little time left to load it)
+                bound, labels = roof_dual_bound(n, shift, shifted, first, second, weights, implications)
             sums = [float(np.where(labels[indices] < 0, 0.5, labels[indices]).sum()) for indices, *_ in constraints]
             tried[key] = (bound, labels, sums)
         return tried[key]
@@ -102,7 +106,7 @@ def lagrangian_bound(form: tuple, constraints: list, check=None, floor: float = 
     step = float(np.abs(linear).max(initial=0.0)) or 1.0
     if start is not None and start.step > SPENT_STEP:  # (a start whose steps ran out begins afresh)
         step = start.step
-    with reusing():  # every multiplier's roof dual on one network (only the unary capacities change)
+    with reusing():  # (roof_dual_bound's networks, when used: the unary capacities alone change)
         best = bound_at(nu)
         while len(tried) < steps and best[0] > floor:
             _, _, sums = bound_at(nu)

@@ -43,6 +43,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from ..errors import interruptible_import
+from ..limits import remaining
 
 
 def roof_dual_bound(n: int, constant: float, linear: np.ndarray, first: np.ndarray, second: np.ndarray,
@@ -161,3 +162,107 @@ def graph_for(network: Network, implications, capacities: np.ndarray):
     if _LAST is not None:
         _LAST[:] = [built_from, flow]
     return flow
+
+
+# DescentNetwork's capacities in units of 1/S: S is chosen so that the finite capacities first sum to
+# at most 2^HEADROOM_BITS, leaving room for the unary costs to grow and the resets' shifts
+# (kernels/max_flow.CEILING) before the network is built again.
+HEADROOM_BITS = 56
+IMPLIED = 2 ** 61  # an implication's arcs (no minimum cut of finite capacity below it uses them)
+
+
+class DescentNetwork:
+    """Roof duals (module docstring) of f(b) = c0 + c . b + sum_k w_k b_i b_j with the same pairs, weights
+    and implications and changing constants and linear terms c (a Lagrangian descent on sums of the
+    b: exact/lagrangian.lagrangian_bound): one network, built once, whose terminal arcs alone change
+    from one bound to the next, and each maximum flow goes on from the one before
+    (kernels/max_flow.py, proof of the reset there).
+
+    Each bound is the module docstring's: the same normal form, with the half costs times S rounded
+    down (S a power of two fixed while the network lives), and the flow value of the network under
+    those capacities (the maximum flow after a reset, less its shift).  The implications' arcs have a
+    finite capacity (IMPLIED): a labelling that meets the implications cuts none of them, so every
+    flow is still at most the cut of the best labelling, and the bound still holds."""
+
+    def __init__(self, n: int, first, second, weights, implications=None):
+        with interruptible_import():
+            from ..kernels import max_flow
+
+        self.kernel = max_flow
+        self.n = n
+        first, second = np.asarray(first, dtype=np.int64), np.asarray(second, dtype=np.int64)
+        weights = np.asarray(weights, dtype=float)
+        positive = weights > 0
+        self.pair_unary = np.zeros(n)
+        np.add.at(self.pair_unary, first[positive], -weights[positive])  # -w b_i b_j = -w b_i + w [b_i=1, b_j=0]
+        self.plus, self.minus = weights[positive], -weights[~positive]
+        self.pair_total = float(self.plus.sum() + self.minus.sum())  # both arcs of every pair term
+        p = np.arange(n)
+        q = p + n
+        self.source, self.sink = 2 * n, 2 * n + 1
+        tails = [np.full(n, self.source), q, p, np.full(n, self.source),
+                 second[positive], q[first[positive]], q[first[~positive]], q[second[~positive]]]
+        heads = [p, np.full(n, self.sink), np.full(n, self.sink), q,
+                 first[positive], q[second[positive]], second[~positive], first[~positive]]
+        self.implied = 0
+        if implications is not None and len(implications[0]):
+            i, j = (np.asarray(side, dtype=np.int64) for side in implications)
+            tails += [j, q[i]]
+            heads += [i, q[j]]
+            self.implied = len(i)
+        self.tails, self.heads = np.concatenate(tails), np.concatenate(heads)
+        self.arcs = None  # (start, head, rev, cap, res, from_source, to_sink) once built
+        self.scale = 0.0
+
+    @classmethod
+    def when_ready(cls, n: int, first, second, weights, implications=None):
+        """The network, or None when its compiled loops are not loaded and the time left (limits.remaining)
+        is too short to load them (kernels/max_flow.ready): the caller then uses roof_dual_bound."""
+        with interruptible_import():
+            from ..kernels import max_flow
+
+        return cls(n, first, second, weights, implications) if max_flow.ready(remaining()) else None
+
+    def build(self, total: float) -> None:
+        """The network with no flow, its scale S fitted to ``total`` (the finite capacities' sum)."""
+        self.scale = 2.0 ** math.floor(HEADROOM_BITS - math.log2(total)) if total > 0 else 1.0
+        pairs = [np.floor(half * self.scale).astype(np.int64) for half in (self.plus / 2, self.minus / 2)]
+        capacities = np.concatenate([np.zeros(4 * self.n, dtype=np.int64), pairs[0], pairs[0], pairs[1], pairs[1],
+                                     np.full(2 * self.implied, IMPLIED, dtype=np.int64)])
+        start, head, rev, cap, res, where = self.kernel.build(2 * self.n + 2, self.tails, self.heads, capacities)
+        n = self.n
+        from_source = np.concatenate([where[:n], where[3 * n:4 * n]])  # s->p_i, s->q_i
+        to_sink = np.concatenate([where[2 * n:3 * n], where[n:2 * n]])  # p_i->t, q_i->t
+        self.arcs = (start, head, rev, cap, res, from_source, to_sink)
+
+    def bound(self, constant: float, linear) -> tuple[float, np.ndarray]:
+        """(An upper bound on max f with this ``constant`` and ``linear``, the labels of the minimum cut),
+        as roof_dual_bound."""
+        unary = self.pair_unary - np.asarray(linear, dtype=float)
+        ones, zeros = np.maximum(unary, 0.0), np.maximum(-unary, 0.0)  # [b_i = 1], [b_i = 0]
+        total = float(ones.sum() + zeros.sum()) + self.pair_total
+        if self.arcs is None or total * self.scale > 2.0 ** (HEADROOM_BITS + 2):
+            self.build(total)
+        flow, shift = self.flow(ones, zeros)
+        if flow is None:  # the shifts grew too large: a network with no flow
+            self.build(total)
+            flow, shift = self.flow(ones, zeros)
+        start, head, _, _, res, _, _ = self.arcs
+        on_source = self.kernel.source_side(start, head, res, self.source)
+        n = self.n
+        p, q = on_source[:n], on_source[n:2 * n]
+        labels = np.where(p & ~q, 0, np.where(~p & q, 1, -1)).astype(np.int8)
+        return float(constant) - float(unary[unary < 0].sum()) - (flow - shift) / self.scale, labels
+
+    def flow(self, ones, zeros):
+        """(The maximum flow's value, the reset's shift) under the unary costs ``ones``/``zeros``, from the
+        flow kept; (None, 0) when the reset would leave capacities too large."""
+        start, head, rev, cap, res, from_source, to_sink = self.arcs
+        half_ones = np.floor(ones / 2 * self.scale).astype(np.int64)
+        half_zeros = np.floor(zeros / 2 * self.scale).astype(np.int64)
+        shift, kept, out_of_source = self.kernel.reset_terminals(
+            cap, res, rev, from_source, to_sink,
+            np.concatenate([half_ones, half_zeros]), np.concatenate([half_zeros, half_ones]))
+        if out_of_source > self.kernel.CEILING:
+            return None, 0
+        return kept + self.kernel.augment(start, head, rev, res, self.source, self.sink), shift

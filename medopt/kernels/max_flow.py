@@ -1,0 +1,183 @@
+"""A maximum flow that goes on from the flow before it when only the arcs from the source and into the
+sink change (dynamic graph cuts, Kohli & Torr 2005), on integer capacities: Dinic's algorithm,
+its loops compiled by Numba.
+
+Network.  Arcs in compressed rows (``build``): each arc a has a reverse arc rev[a] of capacity 0;
+res[a] is a's residual capacity (its capacity minus its flow, plus the flow of its reverse).
+
+Claim (``augment``).  From any feasible flow held in ``res``, ``augment`` returns the value it adds,
+and the flow it leaves is a maximum flow.  Proof: Dinic's algorithm (Dinic 1970) only pushes along
+paths of positive residual capacity, so the flow stays feasible and each push adds its amount to the
+value; it stops when the breadth-first search finds no path from the source to the sink, and a
+flow whose residual graph has no such path is maximum (Ford & Fulkerson).  Each phase saturates at
+least one arc of every shortest path, so the distance to the sink grows each phase and the phases
+number at most the nodes.
+
+Claim (``reset_terminals``).  Let every node v other than the source s and the sink t have exactly
+the arcs s->v and v->t to the terminals (capacity 0 allowed), and let the new capacities be c_s(v),
+c_t(v).  ``reset_terminals`` keeps every other arc's flow, lowers the flows s->v->t by their common
+part (the flow stays feasible and conserved at v), then sets the capacities to c_s(v) + delta_v and
+c_t(v) + delta_v with delta_v the least amount >= 0 under which v's terminal flows fit.  Every s-t
+cut cuts exactly one of s->v and v->t, so every cut's capacity (the minimum cut's included) is the
+one under c_s, c_t plus sum_v delta_v = ``shift``: a maximum flow of the new network, less the
+shift, is a maximum flow value of the network under c_s, c_t, and the two have the same minimum cuts.
+The flow kept is feasible for the new capacities, so ``augment`` can go on from it.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+# The largest sum of the capacities out of the source a reset may leave: above it the caller builds
+# the network again (each reset may raise capacities by the flows kept; a flow is at most that sum,
+# and int64 holds residual capacities up to 2^63).
+CEILING = 2 ** 60
+# Seconds the first call in a process may take: Numba compiles the four loops where no compiled copy
+# is cached yet, or loads them from the cache: docs/limits.md#time-limits
+FIRST_CALL = 6.0
+
+
+def ready(time_left: float | None) -> bool:
+    """Whether the loops can be called with ``time_left`` seconds left (None: no limit): compiled or
+    loaded in this process already, or the time left covers FIRST_CALL (a compile cannot be
+    interrupted at a deadline)."""
+    loops = (build, augment, source_side, reset_terminals)
+    return time_left is None or all(loop.signatures for loop in loops) or time_left >= FIRST_CALL
+
+
+@numba.njit(cache=True)
+def build(nodes, tails, heads, capacities):  # pragma: no cover - compiled
+    """(start, head, rev, cap, res, where): arcs tails[e] -> heads[e] in compressed rows by tail (start,
+    head), each with its reverse (rev), capacities cap and residual capacities res (no flow), and
+    ``where`` the position of input arc e."""
+    m = tails.shape[0]
+    degree = np.zeros(nodes + 1, np.int64)
+    for e in range(m):
+        degree[tails[e] + 1] += 1
+        degree[heads[e] + 1] += 1
+    start = np.cumsum(degree)
+    fill = start[:-1].copy()
+    head = np.empty(2 * m, np.int64)
+    rev = np.empty(2 * m, np.int64)
+    cap = np.zeros(2 * m, np.int64)
+    where = np.empty(m, np.int64)
+    for e in range(m):
+        u, v = tails[e], heads[e]
+        a = fill[u]
+        fill[u] += 1
+        b = fill[v]
+        fill[v] += 1
+        head[a], head[b] = v, u
+        rev[a], rev[b] = b, a
+        cap[a] = capacities[e]
+        where[e] = a
+    return start, head, rev, cap, cap.copy(), where
+
+
+@numba.njit(cache=True)
+def augment(start, head, rev, res, source, sink):  # pragma: no cover - compiled
+    """The flow value added by pushing along residual paths until none is left (Dinic's phases: a
+    breadth-first search for the levels, then a blocking flow by depth-first search)."""
+    nodes = start.shape[0] - 1
+    level = np.empty(nodes, np.int64)
+    queue = np.empty(nodes, np.int64)
+    cursor = np.empty(nodes, np.int64)
+    path = np.empty(nodes, np.int64)
+    total = 0
+    while True:
+        level[:] = -1
+        level[source] = 0
+        queue[0] = source
+        first, last = 0, 1
+        while first < last and level[sink] < 0:
+            u = queue[first]
+            first += 1
+            for a in range(start[u], start[u + 1]):
+                v = head[a]
+                if res[a] > 0 and level[v] < 0:
+                    level[v] = level[u] + 1
+                    queue[last] = v
+                    last += 1
+        if level[sink] < 0:
+            return total
+        cursor[:] = start[:-1]
+        depth, u = 0, source
+        while True:
+            if u == sink:
+                amount = res[path[0]]
+                for i in range(1, depth):
+                    amount = min(amount, res[path[i]])
+                back = depth
+                for i in range(depth):
+                    a = path[i]
+                    res[a] -= amount
+                    res[rev[a]] += amount
+                    if res[a] == 0 and back == depth:
+                        back = i
+                total += amount
+                depth = back
+                u = source if back == 0 else head[path[back - 1]]
+                continue
+            moved = False
+            while cursor[u] < start[u + 1]:
+                a = cursor[u]
+                v = head[a]
+                if res[a] > 0 and level[v] == level[u] + 1 and (level[v] < level[sink] or v == sink):
+                    path[depth] = a
+                    depth += 1
+                    u = v
+                    moved = True
+                    break
+                cursor[u] += 1
+            if not moved:
+                if u == source:
+                    break
+                level[u] = -1  # a dead end for the rest of the phase
+                depth -= 1
+                u = head[rev[path[depth]]]
+                cursor[u] += 1
+
+
+@numba.njit(cache=True)
+def source_side(start, head, res, source):  # pragma: no cover - compiled
+    """The nodes reachable from the source along arcs of positive residual capacity (after a maximum
+    flow: the source side of the minimum cut with the fewest nodes)."""
+    nodes = start.shape[0] - 1
+    seen = np.zeros(nodes, np.bool_)
+    queue = np.empty(nodes, np.int64)
+    seen[source] = True
+    queue[0] = source
+    first, last = 0, 1
+    while first < last:
+        u = queue[first]
+        first += 1
+        for a in range(start[u], start[u + 1]):
+            v = head[a]
+            if res[a] > 0 and not seen[v]:
+                seen[v] = True
+                queue[last] = v
+                last += 1
+    return seen
+
+
+@numba.njit(cache=True)
+def reset_terminals(cap, res, rev, from_source, to_sink, source_capacity, sink_capacity):  # pragma: no cover
+    """(shift, the value of the flow kept, the sum of the capacities set on the arcs out of the source):
+    the module docstring's reset, node v's arcs s->v at ``from_source[v]`` and v->t at ``to_sink[v]``."""
+    shift, value, out_of_source = 0, 0, 0
+    for v in range(from_source.shape[0]):
+        a, b = from_source[v], to_sink[v]
+        into, out = cap[a] - res[a], cap[b] - res[b]
+        common = min(into, out)
+        into -= common
+        out -= common
+        delta = max(0, into - source_capacity[v], out - sink_capacity[v])
+        cap[a] = source_capacity[v] + delta
+        cap[b] = sink_capacity[v] + delta
+        res[a], res[rev[a]] = cap[a] - into, into
+        res[b], res[rev[b]] = cap[b] - out, out
+        shift += delta
+        value += into
+        out_of_source += cap[a]
+    return shift, value, out_of_source

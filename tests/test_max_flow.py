@@ -1,0 +1,108 @@
+"""The maximum flow that goes on from the one before (kernels/max_flow.py) and the roof duals of a
+Lagrangian descent on it (solvers/roof_dual.DescentNetwork): flow values and minimum cuts equal OR-Tools'
+on random networks after every reset of the terminal arcs, and every bound equals a fresh roof dual's,
+holds against brute force and equals the LP relaxation, through resets that shift the capacities and
+networks built again."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from medopt.kernels import max_flow
+from medopt.solvers.roof_dual import DescentNetwork, roof_dual_bound
+
+from test_roof_dual import brute_force, linearised_lp, random_quadratic
+
+
+def ortools_flow(nodes, tails, heads, capacities, source, sink):
+    from ortools.graph.python import max_flow as reference
+
+    flow = reference.SimpleMaxFlow()
+    flow.add_arcs_with_capacity(tails, heads, capacities)
+    assert flow.solve(source, sink) == flow.OPTIMAL
+    side = np.zeros(nodes, dtype=bool)
+    side[np.asarray(flow.get_source_side_min_cut(), dtype=np.int64)] = True
+    return flow.optimal_flow(), side
+
+
+def test_flows_after_terminal_resets_are_maximum_flows():
+    """Random networks where every inner node has an arc from the source and one to the sink (as the
+    roof dual's): after each reset of those arcs' capacities, the flow kept plus what augment adds, less
+    the shift, is OR-Tools' maximum flow of the network with the new capacities, and the nodes reached
+    from the source are its minimum cut's source side."""
+    rng = np.random.default_rng(20261129)
+    shifted = 0
+    for _ in range(80):
+        inner = int(rng.integers(1, 25))
+        source, sink = inner, inner + 1
+        density = rng.uniform(0.05, 0.6)
+        inside = [(u, v) for u in range(inner) for v in range(inner) if u != v and rng.random() < density]
+        tails = np.array([source] * inner + list(range(inner)) + [u for u, _ in inside], dtype=np.int64)
+        heads = np.array(list(range(inner)) + [sink] * inner + [v for _, v in inside], dtype=np.int64)
+        inner_caps = rng.integers(0, 50, size=len(inside)) * rng.choice([1, 10 ** 6])
+        capacities = np.concatenate([np.zeros(2 * inner, dtype=np.int64), inner_caps]).astype(np.int64)
+        start, head, rev, cap, res, where = max_flow.build(inner + 2, tails, heads, capacities)
+        for _ in range(6):
+            to_source = rng.integers(0, 60, size=inner) * (rng.random(inner) < 0.8)
+            to_sink = rng.integers(0, 60, size=inner) * (rng.random(inner) < 0.8)
+            shift, kept, out = max_flow.reset_terminals(cap, res, rev, where[:inner], where[inner:2 * inner],
+                                                        to_source.astype(np.int64), to_sink.astype(np.int64))
+            assert out == int(cap[where[:inner]].sum())
+            value = kept + max_flow.augment(start, head, rev, res, source, sink) - shift
+            shifted += shift > 0
+            expected, side = ortools_flow(inner + 2, tails, heads,
+                                          np.concatenate([to_source, to_sink, inner_caps]).astype(np.int64),
+                                          source, sink)
+            assert value == expected
+            assert (max_flow.source_side(start, head, res, source) == side).all()
+            assert (res >= 0).all() and (res[where] <= cap[where] + 0).all()
+    assert shifted >= 50  # the resets' shifts were exercised
+
+
+def test_a_descent_network_gives_the_bounds_of_fresh_roof_duals():
+    """One DescentNetwork per random quadratic form, its linear terms changed six times at scales from
+    0.01 to 1000 (so capacities are shifted and the network is built again): every bound equals a fresh
+    roof_dual_bound's and the LP relaxation's and holds against brute force, and the labels are a
+    fresh network's."""
+    rng = np.random.default_rng(20261130)
+    resets = rebuilt = 0
+    for _ in range(150):
+        n, constant, _, first, second, weights, implications = random_quadratic(rng)
+        implies = (np.array([i for i, _ in implications], dtype=np.int64), np.array([j for _, j in implications], dtype=np.int64))
+        network = DescentNetwork(n, first, second, weights, implies)
+        for _ in range(6):
+            linear = rng.normal(size=n) * rng.choice([0.01, 1, 1000])
+            scale = network.scale
+            bound, labels = network.bound(constant, linear)
+            resets += scale == network.scale
+            rebuilt += scale not in (0.0, network.scale)
+            fresh_bound, fresh_labels = roof_dual_bound(n, constant, linear, first, second, weights, implies)
+            assert bound == pytest.approx(fresh_bound, abs=1e-9 * max(1.0, abs(fresh_bound)))
+            assert (labels == fresh_labels).all()
+            assert bound >= brute_force(n, constant, linear, first, second, weights, implications) - 1e-9
+            lp = linearised_lp(n, constant, linear, first, second, weights, implications)
+            assert bound == pytest.approx(lp, abs=1e-8 * max(1.0, abs(lp)))
+    assert resets >= 300 and rebuilt >= 30, (resets, rebuilt)
+
+
+FIRST_CALL = """
+from medopt.kernels.max_flow import FIRST_CALL, ready
+from medopt.solvers.roof_dual import DescentNetwork
+import numpy as np
+before = (ready(None), ready(FIRST_CALL - 0.5), ready(FIRST_CALL))
+DescentNetwork(2, np.array([0]), np.array([1]), np.array([1.0])).bound(0.0, np.array([1.0, -2.0]))
+print(*before, ready(0.0))
+"""
+
+
+def test_the_flow_is_not_first_called_without_time_for_its_compile():
+    """In a fresh interpreter the compiled loops are not loaded: ready() refuses a time left below
+    FIRST_CALL (a compile no deadline can interrupt; lagrangian_bound then uses OR-Tools' flow) and
+    accepts no limit or enough time; once called, any time left will do."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", FIRST_CALL], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["True", "False", "True", "True"]
