@@ -214,8 +214,7 @@ class CountSearch:
                             nu = self.last_nu
                         found, labels, nu = rows_bound(self.form(lam, capped), self.rows.at(lo, hi), check=check,
                                                        floor=0.0, start=nu, steps=STEPS,
-                                                       deflect=DEFLECTION if lo == hi else 0.0,
-                                                       roof=roof_dual_bound)  # (OR-Tools: kept at depth)
+                                                       deflect=DEFLECTION if lo == hi else 0.0)
                         excess = min(excess, found)
                         self.last_nu = nu
                         for undetermined in (0, 1):

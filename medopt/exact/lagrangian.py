@@ -54,7 +54,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..solvers.roof_dual import DescentNetwork, compiled_roof_dual, reusing, roof_dual_bound
+from ..solvers.roof_dual import DescentNetwork, reusing, roof_dual_bound
 
 # roof duals (maximum flows) per bound at most (measured: docs/speed.md#q-measure-roof-dual-box-tests)
 MAX_STEPS = 30
@@ -133,20 +133,19 @@ TARGET = 0.05
 
 def rows_bound(form: tuple, rows, check=None, floor: float = -math.inf,
                start: np.ndarray | None = None, steps: int = MAX_STEPS,
-               deflect: float = 0.0, roof=compiled_roof_dual) -> tuple[float, np.ndarray, np.ndarray]:
+               deflect: float = 0.0) -> tuple[float, np.ndarray, np.ndarray]:
     """(an upper bound on the maximum of ``form`` over the z meeting ``rows`` (formulations.q_rows.Rows:
     constant + L z + coefficient z[d_rel] + S (z_f z_s) >= 0 where active), the best bound's labels,
     its multipliers): the module docstring, from the multipliers ``start`` (a parent box's) when
-    given; the search stops once a bound is at most ``floor``, or after ``steps`` roof duals.  ``roof``
-    computes each roof dual (compiled_roof_dual, or roof_dual_bound: the same bound by OR-Tools)."""
+    given; the search stops once a bound is at most ``floor``, or after ``steps`` roof duals."""
     n, constant, linear, first, second, weights, implications = form
     nu = np.zeros(len(rows.active)) if start is None else np.where(rows.active, start, 0.0)
     with reusing():  # the pairs' signs seldom change from one step to the next: the arcs are kept
         return _descend(n, constant, linear, first, second, weights, implications, rows, check, floor, nu, steps,
-                        deflect, roof)
+                        deflect)
 
 
-def _descend(n, constant, linear, first, second, weights, implications, rows, check, floor, nu, steps, deflect, roof):
+def _descend(n, constant, linear, first, second, weights, implications, rows, check, floor, nu, steps, deflect):
     active, transposed_l, transposed_s = rows.active, rows.L.T, rows.S.T  # (once, not per step)
     best, best_labels, best_nu, target, previous = math.inf, None, nu, None, None
     for _ in range(steps):
@@ -154,8 +153,8 @@ def _descend(n, constant, linear, first, second, weights, implications, rows, ch
             check()
         shifted = linear + transposed_l @ nu + np.bincount(rows.d_rel, rows.coefficient * nu, minlength=n)
         pair_weights = weights + transposed_s @ nu
-        bound, labels = roof(n, constant + float(rows.constant @ nu), shifted, first, second, pair_weights,
-                             implications)
+        bound, labels = roof_dual_bound(n, constant + float(rows.constant @ nu), shifted, first, second,
+                                        pair_weights, implications)
         if bound < best or best_labels is None:
             best, best_labels, best_nu = bound, labels, nu
         if bound <= floor:

@@ -60,17 +60,6 @@ def roof_dual_bound(n: int, constant: float, linear: np.ndarray, first: np.ndarr
     return float(constant) - float(network.constant) - flow / scale, labels
 
 
-def compiled_roof_dual(n: int, constant: float, linear: np.ndarray, first: np.ndarray, second: np.ndarray,
-                       weights: np.ndarray, implications: tuple[np.ndarray, np.ndarray] | None = None
-                       ) -> tuple[float, np.ndarray]:
-    """roof_dual_bound's bound and labels by the compiled flow on a network of its own (DescentNetwork),
-    or by roof_dual_bound itself while the compiled loops cannot be loaded in the time left."""
-    network = DescentNetwork.when_ready(n, first, second, weights, implications)
-    if network is None:
-        return roof_dual_bound(n, constant, linear, first, second, weights, implications)
-    return network.bound(constant, linear)
-
-
 def integer_roof_dual(n: int, linear: np.ndarray, first: np.ndarray, second: np.ndarray, weights: np.ndarray,
                       implications: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[int | float, np.ndarray]:
     """The roof dual of f(b) = sum_i c_i b_i + sum_k w_k b_i b_j with even int64 coefficients, with no
