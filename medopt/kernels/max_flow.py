@@ -2,8 +2,9 @@
 sink change (dynamic graph cuts, Kohli & Torr 2005), on integer capacities: Dinic's algorithm,
 its loops compiled by Numba.
 
-Network.  Arcs in compressed rows (``build``): each arc a has a reverse arc rev[a] of capacity 0;
-res[a] is a's residual capacity (its capacity minus its flow, plus the flow of its reverse).
+Network.  Arcs in compressed rows (``roof_network``: the roof dual's doubled graph): each arc a has a
+reverse arc rev[a] of capacity 0; res[a] is a's residual capacity (its capacity minus its flow, plus
+the flow of its reverse).
 
 Claim (``augment``).  From any feasible flow held in ``res``, ``augment`` returns the value it adds,
 and the flow it leaves is a maximum flow.  Proof: Dinic's algorithm (Dinic 1970) only pushes along
@@ -33,7 +34,7 @@ import numpy as np
 # the network again (each reset may raise capacities by the flows kept; a flow is at most that sum,
 # and int64 holds residual capacities up to 2^63).
 CEILING = 2 ** 60
-# Seconds the first call in a process may take: Numba compiles the four loops where no compiled copy
+# Seconds the first call in a process may take: Numba compiles the loops where no compiled copy
 # is cached yet, or loads them from the cache: docs/limits.md#time-limits
 FIRST_CALL = 6.0
 
@@ -42,37 +43,8 @@ def ready(time_left: float | None) -> bool:
     """Whether the loops can be called with ``time_left`` seconds left (None: no limit): compiled or
     loaded in this process already, or the time left covers FIRST_CALL (a compile cannot be
     interrupted at a deadline)."""
-    loops = (build, augment, source_side, reset_terminals)
+    loops = (roof_network, roof_cut)  # (roof_cut's calls of the others are compiled into it)
     return time_left is None or all(loop.signatures for loop in loops) or time_left >= FIRST_CALL
-
-
-@numba.njit(cache=True)
-def build(nodes, tails, heads, capacities):  # pragma: no cover - compiled
-    """(start, head, rev, cap, res, where): arcs tails[e] -> heads[e] in compressed rows by tail (start,
-    head), each with its reverse (rev), capacities cap and residual capacities res (no flow), and
-    ``where`` the position of input arc e."""
-    m = tails.shape[0]
-    degree = np.zeros(nodes + 1, np.int64)
-    for e in range(m):
-        degree[tails[e] + 1] += 1
-        degree[heads[e] + 1] += 1
-    start = np.cumsum(degree)
-    fill = start[:-1].copy()
-    head = np.empty(2 * m, np.int64)
-    rev = np.empty(2 * m, np.int64)
-    cap = np.zeros(2 * m, np.int64)
-    where = np.empty(m, np.int64)
-    for e in range(m):
-        u, v = tails[e], heads[e]
-        a = fill[u]
-        fill[u] += 1
-        b = fill[v]
-        fill[v] += 1
-        head[a], head[b] = v, u
-        rev[a], rev[b] = b, a
-        cap[a] = capacities[e]
-        where[e] = a
-    return start, head, rev, cap, cap.copy(), where
 
 
 @numba.njit(cache=True)
@@ -181,3 +153,116 @@ def reset_terminals(cap, res, rev, from_source, to_sink, source_capacity, sink_c
         value += into
         out_of_source += cap[a]
     return shift, value, out_of_source
+
+
+@numba.njit(cache=True)
+def roof_cut(unary, scale, limit, cap, res, start, head, rev, from_source, to_sink):  # pragma: no cover
+    """One roof dual on a network of the doubled graph (solvers/roof_dual.DescentNetwork) whose pairs
+    and implications are in place: (status, the maximum flow less the reset's shift, the sum of the
+    negative ``unary`` costs, the finite costs' sum, the labels of the minimum cut).  The unary cost
+    u_i of b_i = 1 gives node p_i the arcs s->p_i of floor(max(u_i, 0) / 2 S) and p_i->t of
+    floor(max(-u_i, 0) / 2 S), and node q_i the same two the other way round; the flow goes on from
+    the network's (reset_terminals, then augment).  Status 1: those costs times S exceed ``limit``, or
+    the reset would leave more than CEILING out of the source; nothing was changed, and the caller
+    builds the network again.  Labels: 0 where p_i is on the source side and q_i is not, 1 the other
+    way round, -1 otherwise."""
+    n = unary.shape[0]
+    negative, total = 0.0, 0.0
+    for i in range(n):
+        total += abs(unary[i])
+        if unary[i] < 0:
+            negative += unary[i]
+    labels = np.full(n, -1, np.int8)
+    if total * scale > limit:
+        return 1, 0, negative, total, labels
+    source_capacity = np.empty(2 * n, np.int64)
+    sink_capacity = np.empty(2 * n, np.int64)
+    for i in range(n):
+        ones = np.int64(np.floor(max(unary[i], 0.0) / 2 * scale))
+        zeros = np.int64(np.floor(max(-unary[i], 0.0) / 2 * scale))
+        source_capacity[i], sink_capacity[i] = ones, zeros
+        source_capacity[n + i], sink_capacity[n + i] = zeros, ones
+    out = 0
+    for v in range(2 * n):  # what the reset would leave out of the source, at most
+        a, b = from_source[v], to_sink[v]
+        into, out_of = cap[a] - res[a], cap[b] - res[b]
+        out += source_capacity[v] + max(0, into - min(into, out_of) - source_capacity[v],
+                                        out_of - min(into, out_of) - sink_capacity[v])
+    if out > CEILING:
+        return 1, 0, negative, total, labels
+    shift, kept, _ = reset_terminals(cap, res, rev, from_source, to_sink, source_capacity, sink_capacity)
+    source, sink = 2 * n, 2 * n + 1
+    flow = kept + augment(start, head, rev, res, source, sink) - shift
+    seen = source_side(start, head, res, source)
+    for i in range(n):
+        if seen[i] and not seen[n + i]:
+            labels[i] = 0
+        elif seen[n + i] and not seen[i]:
+            labels[i] = 1
+    return 0, flow, negative, total, labels
+
+
+@numba.njit(cache=True)
+def _arc(u, v, capacity, fill, head, rev, cap):  # pragma: no cover - compiled
+    """Arc u -> v of ``capacity`` and its reverse in the compressed rows (``fill``: each node's next slot);
+    the arc's position."""
+    a, b = fill[u], fill[v]
+    fill[u] += 1
+    fill[v] += 1
+    head[a], head[b] = v, u
+    rev[a], rev[b] = b, a
+    cap[a] = capacity
+    return a
+
+
+@numba.njit(cache=True)
+def roof_network(n, first, second, weights, implied_first, implied_second, scale, implied):  # pragma: no cover
+    """(start, head, rev, cap, res, from_source, to_sink): the doubled graph of solvers/roof_dual.py's
+    module docstring with no flow, nodes p_i = i, q_i = n + i, s = 2n, t = 2n + 1: node v's arcs s->v
+    (at ``from_source[v]``) and v->t (``to_sink[v]``) of capacity 0 (roof_cut sets them); a pair of
+    weight w > 0 the arcs p_j->p_i and q_i->q_j, one of w <= 0 the arcs q_i->p_j and q_j->p_i, each of
+    floor(|w| / 2 S); an implication b_i <= b_j the arcs p_j->p_i and q_i->q_j of ``implied``."""
+    nodes, source, sink = 2 * n + 2, 2 * n, 2 * n + 1
+    pairs, implications = first.shape[0], implied_first.shape[0]
+    degree = np.zeros(nodes + 1, np.int64)
+    for v in range(2 * n):
+        degree[v + 1] += 2
+    degree[source + 1] += 2 * n
+    degree[sink + 1] += 2 * n
+    for k in range(pairs):  # whatever its sign, a pair has one arc at each of p_i, p_j, q_i, q_j
+        i, j = first[k], second[k]
+        degree[i + 1] += 1
+        degree[j + 1] += 1
+        degree[n + i + 1] += 1
+        degree[n + j + 1] += 1
+    for k in range(implications):
+        i, j = implied_first[k], implied_second[k]
+        degree[i + 1] += 1
+        degree[j + 1] += 1
+        degree[n + i + 1] += 1
+        degree[n + j + 1] += 1
+    start = np.cumsum(degree)
+    fill = start[:-1].copy()
+    arcs = start[-1]
+    head = np.empty(arcs, np.int64)
+    rev = np.empty(arcs, np.int64)
+    cap = np.zeros(arcs, np.int64)
+    from_source = np.empty(2 * n, np.int64)
+    to_sink = np.empty(2 * n, np.int64)
+    for v in range(2 * n):
+        from_source[v] = _arc(source, v, 0, fill, head, rev, cap)
+        to_sink[v] = _arc(v, sink, 0, fill, head, rev, cap)
+    for k in range(pairs):
+        i, j, w = first[k], second[k], weights[k]
+        capacity = np.int64(np.floor(abs(w) / 2 * scale))
+        if w > 0:
+            _arc(j, i, capacity, fill, head, rev, cap)
+            _arc(n + i, n + j, capacity, fill, head, rev, cap)
+        else:
+            _arc(n + i, j, capacity, fill, head, rev, cap)
+            _arc(n + j, i, capacity, fill, head, rev, cap)
+    for k in range(implications):
+        i, j = implied_first[k], implied_second[k]
+        _arc(j, i, implied, fill, head, rev, cap)
+        _arc(n + i, n + j, implied, fill, head, rev, cap)
+    return start, head, rev, cap, cap.copy(), from_source, to_sink

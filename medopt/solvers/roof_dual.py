@@ -190,27 +190,16 @@ class DescentNetwork:
 
         self.kernel = max_flow
         self.n = n
-        first, second = np.asarray(first, dtype=np.int64), np.asarray(second, dtype=np.int64)
-        weights = np.asarray(weights, dtype=float)
-        positive = weights > 0
-        self.pair_unary = np.zeros(n)
-        np.add.at(self.pair_unary, first[positive], -weights[positive])  # -w b_i b_j = -w b_i + w [b_i=1, b_j=0]
-        self.plus, self.minus = weights[positive], -weights[~positive]
-        self.pair_total = float(self.plus.sum() + self.minus.sum())  # both arcs of every pair term
-        p = np.arange(n)
-        q = p + n
-        self.source, self.sink = 2 * n, 2 * n + 1
-        tails = [np.full(n, self.source), q, p, np.full(n, self.source),
-                 second[positive], q[first[positive]], q[first[~positive]], q[second[~positive]]]
-        heads = [p, np.full(n, self.sink), np.full(n, self.sink), q,
-                 first[positive], q[second[positive]], second[~positive], first[~positive]]
-        self.implied = 0
+        self.first, self.second = np.asarray(first, dtype=np.int64), np.asarray(second, dtype=np.int64)
+        self.weights = np.asarray(weights, dtype=float)
+        positive = self.weights > 0
+        # -w b_i b_j = -w b_i + w [b_i=1, b_j=0]
+        self.pair_unary = -np.bincount(self.first[positive], self.weights[positive], minlength=n)
+        self.pair_total = float(np.abs(self.weights).sum())  # both arcs of every pair term
+        none = np.zeros(0, dtype=np.int64)
+        self.implications = none, none
         if implications is not None and len(implications[0]):
-            i, j = (np.asarray(side, dtype=np.int64) for side in implications)
-            tails += [j, q[i]]
-            heads += [i, q[j]]
-            self.implied = len(i)
-        self.tails, self.heads = np.concatenate(tails), np.concatenate(heads)
+            self.implications = tuple(np.asarray(side, dtype=np.int64) for side in implications)
         self.arcs = None  # (start, head, rev, cap, res, from_source, to_sink) once built
         self.scale = 0.0
 
@@ -226,43 +215,22 @@ class DescentNetwork:
     def build(self, total: float) -> None:
         """The network with no flow, its scale S fitted to ``total`` (the finite capacities' sum)."""
         self.scale = 2.0 ** math.floor(HEADROOM_BITS - math.log2(total)) if total > 0 else 1.0
-        pairs = [np.floor(half * self.scale).astype(np.int64) for half in (self.plus / 2, self.minus / 2)]
-        capacities = np.concatenate([np.zeros(4 * self.n, dtype=np.int64), pairs[0], pairs[0], pairs[1], pairs[1],
-                                     np.full(2 * self.implied, IMPLIED, dtype=np.int64)])
-        start, head, rev, cap, res, where = self.kernel.build(2 * self.n + 2, self.tails, self.heads, capacities)
-        n = self.n
-        from_source = np.concatenate([where[:n], where[3 * n:4 * n]])  # s->p_i, s->q_i
-        to_sink = np.concatenate([where[2 * n:3 * n], where[n:2 * n]])  # p_i->t, q_i->t
-        self.arcs = (start, head, rev, cap, res, from_source, to_sink)
+        self.arcs = self.kernel.roof_network(self.n, self.first, self.second, self.weights, *self.implications,
+                                             self.scale, IMPLIED)
 
     def bound(self, constant: float, linear) -> tuple[float, np.ndarray]:
         """(An upper bound on max f with this ``constant`` and ``linear``, the labels of the minimum cut),
-        as roof_dual_bound."""
+        as roof_dual_bound (its normal form's constant: the negative unary costs of E)."""
         unary = self.pair_unary - np.asarray(linear, dtype=float)
-        ones, zeros = np.maximum(unary, 0.0), np.maximum(-unary, 0.0)  # [b_i = 1], [b_i = 0]
-        total = float(ones.sum() + zeros.sum()) + self.pair_total
-        if self.arcs is None or total * self.scale > 2.0 ** (HEADROOM_BITS + 2):
-            self.build(total)
-        flow, shift = self.flow(ones, zeros)
-        if flow is None:  # the shifts grew too large: a network with no flow
-            self.build(total)
-            flow, shift = self.flow(ones, zeros)
-        start, head, _, _, res, _, _ = self.arcs
-        on_source = self.kernel.source_side(start, head, res, self.source)
-        n = self.n
-        p, q = on_source[:n], on_source[n:2 * n]
-        labels = np.where(p & ~q, 0, np.where(~p & q, 1, -1)).astype(np.int8)
-        return float(constant) - float(unary[unary < 0].sum()) - (flow - shift) / self.scale, labels
-
-    def flow(self, ones, zeros):
-        """(The maximum flow's value, the reset's shift) under the unary costs ``ones``/``zeros``, from the
-        flow kept; (None, 0) when the reset would leave capacities too large."""
-        start, head, rev, cap, res, from_source, to_sink = self.arcs
-        half_ones = np.floor(ones / 2 * self.scale).astype(np.int64)
-        half_zeros = np.floor(zeros / 2 * self.scale).astype(np.int64)
-        shift, kept, out_of_source = self.kernel.reset_terminals(
-            cap, res, rev, from_source, to_sink,
-            np.concatenate([half_ones, half_zeros]), np.concatenate([half_zeros, half_ones]))
-        if out_of_source > self.kernel.CEILING:
-            return None, 0
-        return kept + self.kernel.augment(start, head, rev, res, self.source, self.sink), shift
+        limit = 2.0 ** (HEADROOM_BITS + 2)  # costs grown this far: a network of a new scale
+        for _ in range(2):
+            if self.arcs is not None:
+                start, head, rev, cap, res, from_source, to_sink = self.arcs
+                status, flow, negative, total, labels = self.kernel.roof_cut(
+                    unary, self.scale, limit, cap, res, start, head, rev, from_source, to_sink)
+                if status == 0:
+                    return float(constant) - negative - flow / self.scale, labels
+            else:
+                total = float(np.abs(unary).sum())
+            self.build(total + self.pair_total)  # no flow: its reset cannot exceed the limits
+        raise AssertionError("a network with no flow was refused")  # (unreachable: build fits the scale)
