@@ -21,22 +21,22 @@ from .lagrangian import lagrangian_bound, rows_bound
 # measurement: docs/solvers.md#highs-options-for-the-q-measure-box-lps
 DEVEX_ROWS = 2000
 
-
 # A graded box's test by its rows (BoxRun.graded_tests): this many roof duals from its parent's rows
-# multipliers (0 at a root).  Graded
-# boxes run both tests while the second tests of such boxes have taken at most EXPLORE of all the tests'
-# work; the averages over those boxes (older ones weighed down by DECAY each; priors PRIOR_CLOSED boxes
-# closed, PRIOR_WORK work in network sizes) choose the order and whether the second runs.
-# Values: docs/speed.md#q-measure-the-rows-for-graded-boxes
-GRADED_ROW_STEPS = 5
-EXPLORE = 0.1
-DECAY = 0.8
+# multipliers (0 at a root).  Graded boxes run both tests while the second tests of such boxes have
+# taken at most EXPLORE of all the tests' work; the averages over those boxes (older ones weighed down
+# by DECAY each; priors PRIOR_CLOSED boxes closed, PRIOR_WORK work) choose the order and whether the
+# second runs.  Values: docs/speed.md#q-measure-the-rows-for-graded-boxes
+GRADED_ROW_STEPS, EXPLORE, DECAY = 5, 0.1, 0.8
 PRIOR_CLOSED, PRIOR_WORK = 0.5, 50_000
+# Work, in the rows test's units (a variable or product of a network it solves): a unit of the
+# descent's networks (a compiled flow going on from the one before) costs WORK_FACTOR of one, and
+# a box test BOX_OVERHEAD whatever runs (its objective, re-scoring its labels).  Measured:
+# docs/speed.md#q-measure-the-descent-on-a-compiled-flow-2026-11-29
+WORK_FACTOR, BOX_OVERHEAD = {"intervals": 0.5, "rows": 1.0}, 8_000
 # A graded box's test by the intervals' descent (on its objective tightened where the ideal gains
 # spread): at most this many roof duals, going on from where its parent's descent stopped (multipliers
 # and step size).  Value: docs/speed.md#q-measure-the-spread-of-the-ideal-gains-corrected-2026-11-28
 GRADED_DESCENT_STEPS = 15
-
 
 # seconds for a box's test model (CP-SAT) at first; a box not settled in that time is split (the
 # budget doubles while tests end with no bound: solve_boxes).  Value: docs/speed.md#tuned-constants
@@ -245,14 +245,14 @@ class BoxRun:
         topic whose few judged documents are all relevant; the descent, in one or two maximum flows,
         the narrow boxes of a topic with many judged ones: docs/speed.md#q-measure-the-rows-for-graded-boxes).
         So graded boxes run both tests to the end while the second tests of such boxes have taken at
-        most EXPLORE of all the tests' work (the first box always), and keep, per test,
-        averages over these boxes (recent ones weighing more: DECAY per older one) of its work (the sizes,
-        variables + products, of the networks it solved), of whether it closed the box, and of whether
-        it closed a box the other did not.  On the other boxes the test with more boxes closed per unit
-        of work, (closed + PRIOR_CLOSED) / (work + PRIOR_WORK), runs first; the other runs when the
-        first does not close the box, and only when closing a box the first did not (which saves
-        splitting it: at least two more tests of the first) is worth its work:
-        2 x its share of such boxes x the first's work >= its own work.  The counts are deterministic,
+        most EXPLORE of all the tests' work (the first box always), and keep, per test, averages over
+        these boxes (recent ones weighing more: DECAY per older one) of its work (the sizes, variables +
+        products, of the networks it solved, times WORK_FACTOR), of whether it closed the box, and of
+        whether it closed a box the other did not.  On the other boxes the test with more boxes closed
+        per unit of cost, (closed + PRIOR_CLOSED) / (work + PRIOR_WORK + BOX_OVERHEAD), runs first; the
+        other runs when the first does not close the box, and only when closing a box the first did not
+        (which saves splitting it: at least two more box tests) is worth its work: 2 x its share of
+        such boxes x (the first's work + BOX_OVERHEAD) >= its own work.  The counts are deterministic,
         so the same instance takes the same path.  ``found`` receives each cut's labels."""
         quadratic, record, spent = self.quadratic, self.graded_record, self.graded_work
         descent, row_nu = start if start is not None else (None, None)
@@ -265,16 +265,16 @@ class BoxRun:
             return (record[test][k] + prior) / (weight + 1)
 
         tests = ("intervals", "rows")
-        first = max(tests, key=lambda t: average(t, 0) / average(t, 1))  # ties: the descent
+        first = max(tests, key=lambda t: average(t, 0) / (average(t, 1) + BOX_OVERHEAD))  # ties: the descent
         second = tests[1] if first == tests[0] else tests[0]
-        worth = 2 * average(second, 2) * average(first, 1) >= average(second, 1)
+        worth = 2 * average(second, 2) * (average(first, 1) + BOX_OVERHEAD) >= average(second, 1)
 
         def counting(test, network):  # the deadline check before each roof dual, counting the network's size
             work[test] = 0
 
             def check():
                 check_time()
-                work[test] += network[0] + len(network[3])
+                work[test] += (network[0] + len(network[3])) * WORK_FACTOR[test]
             return check
 
         for test in (first, second):

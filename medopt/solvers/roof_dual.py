@@ -186,7 +186,7 @@ class DescentNetwork:
 
     def __init__(self, n: int, first, second, weights, implications=None):
         with interruptible_import():
-            from ..kernels import max_flow
+            from ..kernels import max_flow  # here: Numba (about 0.5 s) only where a descent runs
 
         self.kernel = max_flow
         self.n = n
@@ -208,7 +208,7 @@ class DescentNetwork:
         """The network, or None when its compiled loops are not loaded and the time left (limits.remaining)
         is too short to load them (kernels/max_flow.ready): the caller then uses roof_dual_bound."""
         with interruptible_import():
-            from ..kernels import max_flow
+            from ..kernels import max_flow  # (as in __init__)
 
         return cls(n, first, second, weights, implications) if max_flow.ready(remaining()) else None
 
