@@ -48,9 +48,11 @@ def ready(time_left: float | None) -> bool:
 
 
 @numba.njit(cache=True)
-def augment(start, head, rev, res, source, sink):  # pragma: no cover - compiled
+def augment(start, head, rev, res, source, sink, reached):  # pragma: no cover - compiled
     """The flow value added by pushing along residual paths until none is left (Dinic's phases: a
-    breadth-first search for the levels, then a blocking flow by depth-first search)."""
+    breadth-first search for the levels, then a blocking flow by depth-first search).  ``reached``
+    receives the nodes the last search reached: those reachable from the source along arcs of positive
+    residual capacity, the source side of the minimum cut with the fewest nodes."""
     nodes = start.shape[0] - 1
     level = np.empty(nodes, np.int64)
     queue = np.empty(nodes, np.int64)
@@ -71,7 +73,9 @@ def augment(start, head, rev, res, source, sink):  # pragma: no cover - compiled
                     level[v] = level[u] + 1
                     queue[last] = v
                     last += 1
-        if level[sink] < 0:
+        if level[sink] < 0:  # the search ran to its end: ``level`` marks what it reached
+            for v in range(nodes):
+                reached[v] = level[v] >= 0
             return total
         cursor[:] = start[:-1]
         depth, u = 0, source
@@ -109,28 +113,6 @@ def augment(start, head, rev, res, source, sink):  # pragma: no cover - compiled
                 depth -= 1
                 u = head[rev[path[depth]]]
                 cursor[u] += 1
-
-
-@numba.njit(cache=True)
-def source_side(start, head, res, source):  # pragma: no cover - compiled
-    """The nodes reachable from the source along arcs of positive residual capacity (after a maximum
-    flow: the source side of the minimum cut with the fewest nodes)."""
-    nodes = start.shape[0] - 1
-    seen = np.zeros(nodes, np.bool_)
-    queue = np.empty(nodes, np.int64)
-    seen[source] = True
-    queue[0] = source
-    first, last = 0, 1
-    while first < last:
-        u = queue[first]
-        first += 1
-        for a in range(start[u], start[u + 1]):
-            v = head[a]
-            if res[a] > 0 and not seen[v]:
-                seen[v] = True
-                queue[last] = v
-                last += 1
-    return seen
 
 
 @numba.njit(cache=True)
@@ -192,8 +174,8 @@ def roof_cut(unary, scale, limit, cap, res, start, head, rev, from_source, to_si
         return 1, 0, negative, total, labels
     shift, kept, _ = reset_terminals(cap, res, rev, from_source, to_sink, source_capacity, sink_capacity)
     source, sink = 2 * n, 2 * n + 1
-    flow = kept + augment(start, head, rev, res, source, sink) - shift
-    seen = source_side(start, head, res, source)
+    seen = np.empty(2 * n + 2, np.bool_)
+    flow = kept + augment(start, head, rev, res, source, sink, seen) - shift
     for i in range(n):
         if seen[i] and not seen[n + i]:
             labels[i] = 0
