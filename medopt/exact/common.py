@@ -7,9 +7,12 @@ import math
 import time
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..bounds import trivial_bound
 from ..errors import MedoptError, TooLargeError
 from ..instance import Instance
+from ..kernels.q_enumeration import best_differences
 from ..limits import (MEMORY_LIMIT_VARIABLE, check_time, deadline_after, memory_crossed,
                       memory_limit as default_memory_limit)
 
@@ -129,36 +132,45 @@ def offer_rescored(result: DirectionResult, instance: Instance, direction: str, 
 
 
 def improve_locally(result: DirectionResult, instance: Instance, direction: str, assignment: dict) -> float:
-    """One-document moves from ``assignment`` (each unjudged document to each other grade, the first
-    move that raises the re-scored difference taken, until a whole pass raises nothing): a primal
-    heuristic, every point it offers re-scored by the evaluator and meeting the limits.  Its difference
-    at the end (a pass is n G evaluations; check_time at each document: at the deadline the best
-    point so far is offered and OutOfTime goes on to the caller)."""
+    """One-document moves from ``assignment`` (each unjudged document to each other grade), the best
+    taken while it raises the re-scored difference: a primal heuristic for a metric that scores many
+    collections at once (``scores_many``: the Q-measure, whose box search calls it), every point it
+    offers re-scored by the evaluator and meeting the limits; its difference at the end (the start's
+    alone for another metric).  Each round scores all the moves in one batch
+    (kernels/q_enumeration.best_differences).  check_time at each round: at the deadline the best point
+    so far is offered and OutOfTime goes on to the caller."""
     current = dict(assignment)
-    value = instance.differences(current)[direction] if instance.satisfies_limits(current) else -math.inf
-    grades = range(instance.max_grade + 1)
-    improved = math.isfinite(value)
+    # [the difference of ``current``]: the moves below change both together, so that at the deadline
+    # the point offered is the point of the value offered
+    reached = [instance.differences(current)[direction] if instance.satisfies_limits(current) else -math.inf]
     try:
-        while improved:
-            improved = False
-            for doc in instance.unjudged:
-                check_time()  # here ``current`` is the point of ``value``
-                kept = current[doc]
-                for grade in grades:
-                    if grade == kept:
-                        continue
-                    current[doc] = grade
-                    if instance.satisfies_limits(current):
-                        moved = instance.differences(current)[direction]
-                        if moved > value + 1e-12:
-                            value, kept, improved = moved, grade, True
-                            continue
-                    current[doc] = kept
-                current[doc] = kept
+        if math.isfinite(reached[0]) and hasattr(instance.metric, "scores_many"):
+            _best_moves(instance, direction, current, reached)
     finally:
-        if math.isfinite(value):
-            result.offer(value, dict(current))
-    return value
+        if math.isfinite(reached[0]):
+            result.offer(reached[0], dict(current))
+    return reached[0]
+
+
+def _best_moves(instance: Instance, direction: str, current: dict, reached: list) -> None:
+    """improve_locally's rounds by batch: ``current`` moved to the best of its one-document moves while
+    that raises the evaluator's difference (``reached[0]``)."""
+    documents = list(instance.unjudged)
+    grades = instance.max_grade + 1
+    moved_document = np.repeat(np.arange(len(documents)), grades)
+    moved_grade = np.tile(np.arange(grades), len(documents))
+    while True:
+        check_time()  # here ``current`` is the point of ``reached[0]``
+        rows = np.tile(np.array([current[d] for d in documents], dtype=np.int64), (len(moved_grade), 1))
+        rows[np.arange(len(moved_grade)), moved_document] = moved_grade
+        best, point = best_differences(instance, rows)[direction]
+        if point is None or not best > reached[0] + 1e-12:
+            return
+        rescored = instance.differences(point)[direction]  # the evaluator's own sums
+        if not rescored > reached[0]:
+            return
+        current.update(point)
+        reached[0] = rescored
 
 
 # Peak memory of an exact solve, per entry (column or matrix nonzero) of formulations.base.ModelSize and
