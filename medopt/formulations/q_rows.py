@@ -93,6 +93,9 @@ class BoxRows:
         self.kind = np.array(["low", "high"] * count + ["upper", "lower"] * (documents * count))
         self.grade = np.array([g for g in self.grades for _ in (0, 1)] +
                               [g for _ in range(documents) for g in self.grades for _ in (0, 1)])
+        self.grade_index = np.searchsorted(self.grades, self.grade)  # each row's grade's place in grades
+        self.judged_rows = np.array([self.judged[g] for g in self.grades], dtype=float)[self.grade_index]
+        self.is_kind = {name: self.kind == name for name in ("low", "high", "upper", "lower")}
         self.d_rel = np.concatenate([np.zeros(2 * count, dtype=np.int64),
                                      np.repeat(doc * per + rel - 1, 2 * count)])
         first_row = 2 * count + (doc[:, None] * count + np.arange(count)[None, :]) * 2  # upper; lower is +1
@@ -135,6 +138,7 @@ class BoxRows:
         """S, once the form's pairs are all known."""
         rows, columns, values = self._products
         self.S = sparse.csr_matrix((values, (rows, columns)), shape=(len(self.kind), len(self._pairs)))
+        self.transposed = (self.L.T.tocsr(), self.S.T.tocsr())  # (subtracted: once, not per box)
         del self._products, self._pairs
 
     def parts(self, box) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -142,21 +146,21 @@ class BoxRows:
         profile grade): module docstring.  A row holds on the box unless it needs hi_g to be a true count
         (high, upper) and it is not."""
         low, high = {g: lo for g, lo, _ in box}, {g: hi for g, _, hi in box}
-        lo = np.array([low[g] for g in self.grade], dtype=float)
-        hi = np.array([high[g] for g in self.grade], dtype=float)
-        judged = np.array([self.judged[g] for g in self.grade], dtype=float)
+        lo = np.array([low[g] for g in self.grades], dtype=float)[self.grade_index]
+        hi = np.array([high[g] for g in self.grades], dtype=float)[self.grade_index]
+        judged = self.judged_rows
         bounded = (self.grade == self.rel) | (hi < self.cap)  # hi_g a true count
-        kind = self.kind
-        constant = np.where(kind == "low", judged - lo, np.where(kind == "high", hi - judged, 0.0))
-        coefficient = np.where(kind == "upper", hi - judged, np.where(kind == "lower", judged - lo, 0.0))
-        return constant, coefficient, (kind == "low") | (kind == "lower") | bounded
+        kind = self.is_kind
+        constant = np.where(kind["low"], judged - lo, np.where(kind["high"], hi - judged, 0.0))
+        coefficient = np.where(kind["upper"], hi - judged, np.where(kind["lower"], judged - lo, 0.0))
+        return constant, coefficient, kind["low"] | kind["lower"] | bounded
 
     def at(self, box) -> Rows:
         """The rows of ``box`` ((g, lo, hi) per profile grade): which apply, their constants and their
         coefficients on z[d,rel] (module docstring); a lower row applies only when it can bind
         (lo_g - J_g > 0 and other unjudged documents exist)."""
         constant, coefficient, holds = self.parts(box)
-        active = np.where(self.kind == "lower", (coefficient < 0) & (self.others > 0), holds)
+        active = np.where(self.is_kind["lower"], (coefficient < 0) & (self.others > 0), holds)
         return Rows(np.where(active, constant, 0.0), self.L, self.d_rel, np.where(active, coefficient, 0.0),
                     self.S, active)
 
@@ -165,8 +169,9 @@ class BoxRows:
         the rows' constants, linear parts and products moved into it (q_spread.py)."""
         constant, coefficient, _ = self.parts(box)
         n, shift, linear, first, second, weights, implications = form
-        linear = linear - self.L.T @ kappa - np.bincount(self.d_rel, coefficient * kappa, minlength=n)
-        return (n, shift - float(constant @ kappa), linear, first, second, weights - self.S.T @ kappa,
+        transposed_l, transposed_s = self.transposed
+        linear = linear - transposed_l @ kappa - np.bincount(self.d_rel, coefficient * kappa, minlength=n)
+        return (n, shift - float(constant @ kappa), linear, first, second, weights - transposed_s @ kappa,
                 implications)
 
 
