@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pyomo.environ as pyo
 
 from ..instance import judged_count
@@ -109,12 +110,14 @@ class ProfileBoxes(BoxSearch):
         rel, beta, grading = instance.metric.p("rel"), instance.metric.p("beta"), instance.grading
         gain = {g: instance.metric.gain(g, grading) for g in range(0, instance.max_grade + 1)}
         low = {g: lo for g, lo, _ in box}
-        ideal = ideal_gains(instance, gain, low)
+        ideal = np.array(ideal_gains(instance, gain, low), dtype=float)
+        ranks = np.arange(1, len(ideal) + 1)
 
         def weight(item):  # relative slack of the bound's factors 1/R and 1/D_i that this interval causes
             g, lo, hi = item
-            spread = max((beta * (gain[g] - gain[g - 1]) * (min(i, hi) - min(i, lo)) / (beta * ideal[i - 1] + i)
-                          for i in range(1, len(ideal) + 1)), default=0.0)
+            spreads = beta * (gain[g] - gain[g - 1]) * (np.minimum(ranks, hi) - np.minimum(ranks, lo)) / \
+                (beta * ideal + ranks)
+            spread = float(spreads.max()) if len(spreads) else 0.0
             if g == rel:
                 spread += (hi - lo) / lo
             return (hi > lo, spread, hi - lo)
