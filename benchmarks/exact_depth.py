@@ -49,6 +49,8 @@ from tqdm import tqdm
 import medopt
 from medopt.errors import MedoptError
 from medopt.io.trec import read_qrels, read_run
+from medopt.kernels.precision_chains import chain_max
+from medopt.solvers.roof_dual import DescentNetwork
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "dl-hard"
 METRICS = ["AP@{k}", "AP(norm=min)@{k}", "SSP@{k}", "nDCG@{k}", "ERR@{k}", "Q(beta=1)@{k}"]
@@ -137,12 +139,16 @@ def run_instance(metric, a, b, judgments, solver, time_limit):
 
 
 def warm_up():
-    """Import and first-call costs (Pyomo, HiGHS, CP-SAT: about a second) paid before any instance is
-    timed, so a process's first instance is not charged with them."""
+    """Import and first-call costs (Pyomo, HiGHS, CP-SAT: about a second; Numba's compiled loops, loaded
+    from its cache: 0.3-0.7 s) paid before any instance is timed, so a process's first instance is not
+    charged with them."""
     for metric in ("AP@3", "nDCG@3", "ERR@3", "Q(beta=1)@3"):
         for solver in ("highs", "cpsat"):
             medopt.med(metric, ["d1", "d2", "d3"], ["d3", "d4"], {"d1": 1}, method="exact", solver=solver,
                        max_grade=2)
+    # the kernels the instances above are too small to reach: the Q boxes' descent, the AP count boxes
+    DescentNetwork(2, np.array([0]), np.array([1]), np.array([1.0])).bound(0.0, np.array([1.0, -2.0]))
+    chain_max(np.array([2]), np.array([0]), np.array([0]), np.array([0.5]), 1.0, 0, 1)
 
 
 def _start_worker(parent):
