@@ -80,6 +80,9 @@ def lagrangian_bound(form: tuple, constraints: list, check=None, floor: float = 
     n, constant, linear, first, second, weights, implications = form
     tried: dict = {}
     network = DescentNetwork.when_ready(n, first, second, weights, implications)  # only the unary costs change
+    member = np.zeros((n, len(constraints)))  # member[i, p] = 1 when z_i is in constraint p's sum
+    for p, (indices, _, _) in enumerate(constraints):
+        member[indices, p] = 1.0
 
     def bound_at(nu):
         key = tuple(nu.tolist())
@@ -95,8 +98,7 @@ def lagrangian_bound(form: tuple, constraints: list, check=None, floor: float = 
                 bound, labels = network.bound(shift, shifted)
             else:  # (the compiled flow not loaded yet, and too little time left to load it)
                 bound, labels = roof_dual_bound(n, shift, shifted, first, second, weights, implications)
-            sums = [float(np.where(labels[indices] < 0, 0.5, labels[indices]).sum()) for indices, *_ in constraints]
-            tried[key] = (bound, labels, sums)
+            tried[key] = (bound, labels, (np.where(labels < 0, 0.5, labels) @ member).tolist())  # the sums
         return tried[key]
 
     def allowed(nu):  # nu_p < 0 only where hi_p exists
