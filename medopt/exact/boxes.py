@@ -209,7 +209,7 @@ class BoxRun:
         result.solves += 1
         before = result.value
         for labels in found:
-            for undetermined in (0, 1):  # the cut's labels, the undetermined ones (the LP's halves) read both ways
+            for undetermined in (0, 1) if (labels < 0).any() else (0,):  # the LP's halves read both ways
                 offer_rescored(result, self.instance, self.direction, quadratic.assignment(labels, undetermined),
                                self.rescored)
         if result.value > before:  # a new best difference: one-document moves from it
