@@ -107,3 +107,29 @@ def test_the_flow_is_not_first_called_without_time_for_its_compile():
     out = subprocess.run([sys.executable, "-c", FIRST_CALL], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["True", "False", "True", "True"]
+
+
+def test_lagrangian_bound_without_the_compiled_flow_is_the_same(monkeypatch):
+    """Where the compiled loops may not be loaded (too little time left: max_flow.ready false),
+    lagrangian_bound takes its roof duals from OR-Tools: on random forms and intervals, the same bound
+    (within the capacities' rounding), the same labels and the same place where the descent stopped."""
+    from medopt.exact.lagrangian import lagrangian_bound
+
+    rng = np.random.default_rng(20261131)
+    checked = 0
+    for _ in range(60):
+        n, constant, linear, first, second, weights, implications = random_quadratic(rng)
+        implies = (np.array([i for i, _ in implications], dtype=np.int64), np.array([j for _, j in implications], dtype=np.int64))
+        form = (n, constant, linear, first, second, weights, implies)
+        members = rng.permutation(n)[:int(rng.integers(1, n + 1))].astype(np.int64)
+        lo = int(rng.integers(0, len(members) + 1))
+        constraints = [(members, lo, int(rng.integers(lo, len(members) + 1)))]
+        compiled = lagrangian_bound(form, constraints)
+        monkeypatch.setattr(max_flow, "ready", lambda time_left: False)
+        fallback = lagrangian_bound(form, constraints)
+        monkeypatch.undo()
+        assert compiled[0] == pytest.approx(fallback[0], abs=1e-9 * max(1.0, abs(fallback[0])))
+        assert (compiled[1] == fallback[1]).all()
+        assert np.allclose(compiled[2].nu, fallback[2].nu) and compiled[2].step == pytest.approx(fallback[2].step)
+        checked += 1
+    assert checked == 60

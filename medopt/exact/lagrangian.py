@@ -18,7 +18,10 @@ by 1.5 after a success and halving after a failure, at most ``MAX_STEPS`` roof d
 ``steps``); ``nu`` and the step size need no proof (any nu gives a valid bound), only the number of
 maximum flows matters.  A descent may go on from where another stopped (``Descent``: a parent box's
 multipliers and its last step size); from scratch the first step is the largest linear coefficient.
-The labels of the best bound's cut are returned as a candidate (re-scored by the caller).
+The labels of the best bound's cut are returned as a candidate (re-scored by the caller).  The roof
+duals of one descent share their pairs and differ only in their linear terms, so they run on one
+network whose maximum flow goes on from the one before (solvers/roof_dual.DescentNetwork; OR-Tools'
+roof_dual_bound where its compiled loops cannot be loaded in the time left: the same bounds).
 
 With rows (``rows_bound``): constraints constant_r + L_r z + S_r (z_f z_s) >= 0 that hold at every
 feasible z, quadratic ones included (formulations/q_rows.py: a Q-measure box's intervals and the
