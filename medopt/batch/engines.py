@@ -57,10 +57,13 @@ def _pool_task(task: list) -> list:
 
 
 def _stop(pool) -> None:
-    """Stop a pool now: its workers terminated, then its manager thread joined (quick once the workers are
-    gone; a thread left running could hold a lock while this process forks its next pool)."""
+    """Stop a pool now: its workers killed, then its manager thread joined (quick once the workers are
+    gone; a thread left running could hold a lock while this process forks its next pool).  SIGKILL, not
+    SIGTERM: a worker forked a moment ago still has the command's SIGTERM handler until its initializer
+    runs, and one that caught SIGTERM there lived on waiting for tasks while shutdown waited for it (a
+    hang seen once in the fault tests, matrix-pool/run)."""
     for process in list((getattr(pool, "_processes", None) or {}).values()):
-        process.terminate()
+        process.kill()
     pool.shutdown(wait=True, cancel_futures=True)
 
 
