@@ -140,37 +140,26 @@ def improve_locally(result: DirectionResult, instance: Instance, direction: str,
     (kernels/q_enumeration.best_differences).  check_time at each round: at the deadline the best point
     so far is offered and OutOfTime goes on to the caller."""
     current = dict(assignment)
-    # [the difference of ``current``]: the moves below change both together, so that at the deadline
-    # the point offered is the point of the value offered
-    reached = [instance.differences(current)[direction] if instance.satisfies_limits(current) else -math.inf]
-    try:
-        if math.isfinite(reached[0]) and hasattr(instance.metric, "scores_many"):
-            _best_moves(instance, direction, current, reached)
-    finally:
-        if math.isfinite(reached[0]):
-            result.offer(reached[0], dict(current))
-    return reached[0]
-
-
-def _best_moves(instance: Instance, direction: str, current: dict, reached: list) -> None:
-    """improve_locally's rounds by batch: ``current`` moved to the best of its one-document moves while
-    that raises the evaluator's difference (``reached[0]``)."""
+    value = instance.differences(current)[direction] if instance.satisfies_limits(current) else -math.inf
     documents = list(instance.unjudged)
     grades = instance.max_grade + 1
     moved_document = np.repeat(np.arange(len(documents)), grades)
     moved_grade = np.tile(np.arange(grades), len(documents))
-    while True:
-        check_time()  # here ``current`` is the point of ``reached[0]``
-        rows = np.tile(np.array([current[d] for d in documents], dtype=np.int64), (len(moved_grade), 1))
-        rows[np.arange(len(moved_grade)), moved_document] = moved_grade
-        best, point = best_differences(instance, rows)[direction]
-        if point is None or not best > reached[0] + 1e-12:
-            return
-        rescored = instance.differences(point)[direction]  # the evaluator's own sums
-        if not rescored > reached[0]:
-            return
-        current.update(point)
-        reached[0] = rescored
+    try:
+        while math.isfinite(value) and hasattr(instance.metric, "scores_many"):
+            check_time()  # here ``current`` is the point of ``value``
+            rows = np.tile(np.array([current[d] for d in documents], dtype=np.int64), (len(moved_grade), 1))
+            rows[np.arange(len(moved_grade)), moved_document] = moved_grade
+            best, point = best_differences(instance, rows)[direction]
+            rescored = instance.differences(point)[direction] if point is not None and best > value + 1e-12 \
+                else -math.inf  # (the evaluator's own sums)
+            if not rescored > value:
+                break
+            current, value = point, rescored
+    finally:
+        if math.isfinite(value):
+            result.offer(value, dict(current))
+    return value
 
 
 # Peak memory of an exact solve, per entry (column or matrix nonzero) of formulations.base.ModelSize and

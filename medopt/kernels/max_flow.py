@@ -144,8 +144,8 @@ def roof_cut(unary, scale, limit, cap, res, start, head, rev, from_source, to_si
     negative ``unary`` costs, the finite costs' sum, the labels of the minimum cut).  The unary cost
     u_i of b_i = 1 gives node p_i the arcs s->p_i of floor(max(u_i, 0) / 2 S) and p_i->t of
     floor(max(-u_i, 0) / 2 S), and node q_i the same two the other way round; the flow goes on from
-    the network's (reset_terminals, then augment).  Status 1: those costs times S exceed ``limit``, or
-    the reset would leave more than CEILING out of the source; nothing was changed, and the caller
+    the network's (reset_terminals, then augment).  Status 1: those costs times S exceed ``limit`` (the
+    network unchanged), or the reset left more than CEILING out of the source (no flow run); the caller
     builds the network again.  Labels: 0 where p_i is on the source side and q_i is not, 1 the other
     way round, -1 otherwise."""
     n = unary.shape[0]
@@ -164,15 +164,10 @@ def roof_cut(unary, scale, limit, cap, res, start, head, rev, from_source, to_si
         zeros = np.int64(np.floor(max(-unary[i], 0.0) / 2 * scale))
         source_capacity[i], sink_capacity[i] = ones, zeros
         source_capacity[n + i], sink_capacity[n + i] = zeros, ones
-    out = 0
-    for v in range(2 * n):  # what the reset would leave out of the source, at most
-        a, b = from_source[v], to_sink[v]
-        into, out_of = cap[a] - res[a], cap[b] - res[b]
-        out += source_capacity[v] + max(0, into - min(into, out_of) - source_capacity[v],
-                                        out_of - min(into, out_of) - sink_capacity[v])
-    if out > CEILING:
+    shift, kept, out_of_source = reset_terminals(cap, res, rev, from_source, to_sink, source_capacity,
+                                                 sink_capacity)
+    if out_of_source > CEILING:
         return 1, 0, negative, total, labels
-    shift, kept, _ = reset_terminals(cap, res, rev, from_source, to_sink, source_capacity, sink_capacity)
     source, sink = 2 * n, 2 * n + 1
     seen = np.empty(2 * n + 2, np.bool_)
     flow = kept + augment(start, head, rev, res, source, sink, seen) - shift
@@ -205,24 +200,15 @@ def roof_network(n, first, second, weights, implied_first, implied_second, scale
     weight w > 0 the arcs p_j->p_i and q_i->q_j, one of w <= 0 the arcs q_i->p_j and q_j->p_i, each of
     floor(|w| / 2 S); an implication b_i <= b_j the arcs p_j->p_i and q_i->q_j of ``implied``."""
     nodes, source, sink = 2 * n + 2, 2 * n, 2 * n + 1
-    pairs, implications = first.shape[0], implied_first.shape[0]
     degree = np.zeros(nodes + 1, np.int64)
     for v in range(2 * n):
         degree[v + 1] += 2
     degree[source + 1] += 2 * n
     degree[sink + 1] += 2 * n
-    for k in range(pairs):  # whatever its sign, a pair has one arc at each of p_i, p_j, q_i, q_j
-        i, j = first[k], second[k]
-        degree[i + 1] += 1
-        degree[j + 1] += 1
-        degree[n + i + 1] += 1
-        degree[n + j + 1] += 1
-    for k in range(implications):
-        i, j = implied_first[k], implied_second[k]
-        degree[i + 1] += 1
-        degree[j + 1] += 1
-        degree[n + i + 1] += 1
-        degree[n + j + 1] += 1
+    for ends in ((first, second), (implied_first, implied_second)):
+        for k in range(ends[0].shape[0]):  # a pair, whatever its sign, or an implication: one arc at each
+            for v in (ends[0][k], ends[1][k], n + ends[0][k], n + ends[1][k]):  # of p_i, p_j, q_i, q_j
+                degree[v + 1] += 1
     start = np.cumsum(degree)
     fill = start[:-1].copy()
     arcs = start[-1]
@@ -234,7 +220,7 @@ def roof_network(n, first, second, weights, implied_first, implied_second, scale
     for v in range(2 * n):
         from_source[v] = _arc(source, v, 0, fill, head, rev, cap)
         to_sink[v] = _arc(v, sink, 0, fill, head, rev, cap)
-    for k in range(pairs):
+    for k in range(first.shape[0]):
         i, j, w = first[k], second[k], weights[k]
         capacity = np.int64(np.floor(abs(w) / 2 * scale))
         if w > 0:
@@ -243,7 +229,7 @@ def roof_network(n, first, second, weights, implied_first, implied_second, scale
         else:
             _arc(n + i, j, capacity, fill, head, rev, cap)
             _arc(n + j, i, capacity, fill, head, rev, cap)
-    for k in range(implications):
+    for k in range(implied_first.shape[0]):
         i, j = implied_first[k], implied_second[k]
         _arc(j, i, implied, fill, head, rev, cap)
         _arc(n + i, n + j, implied, fill, head, rev, cap)

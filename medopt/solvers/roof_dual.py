@@ -222,15 +222,16 @@ class DescentNetwork:
         """(An upper bound on max f with this ``constant`` and ``linear``, the labels of the minimum cut),
         as roof_dual_bound (its normal form's constant: the negative unary costs of E)."""
         unary = self.pair_unary - np.asarray(linear, dtype=float)
-        limit = 2.0 ** (HEADROOM_BITS + 2)  # costs grown this far: a network of a new scale
-        for _ in range(2):
-            if self.arcs is not None:
-                start, head, rev, cap, res, from_source, to_sink = self.arcs
-                status, flow, negative, total, labels = self.kernel.roof_cut(
-                    unary, self.scale, limit, cap, res, start, head, rev, from_source, to_sink)
-                if status == 0:
-                    return float(constant) - negative - flow / self.scale, labels
-            else:
-                total = float(np.abs(unary).sum())
-            self.build(total + self.pair_total)  # no flow: its reset cannot exceed the limits
-        raise AssertionError("a network with no flow was refused")  # (unreachable: build fits the scale)
+        if self.arcs is None:
+            self.build(float(np.abs(unary).sum()) + self.pair_total)
+        status, flow, negative, total, labels = self.cut(unary)
+        if status:  # costs grown past the scale, or shifts too large: a network with no flow, of a new scale,
+            self.build(total + self.pair_total)  # whose reset cannot exceed the limits
+            status, flow, negative, total, labels = self.cut(unary)
+        return float(constant) - negative - flow / self.scale, labels
+
+    def cut(self, unary) -> tuple:
+        """kernels/max_flow.roof_cut on this network, costs grown past 2^(HEADROOM_BITS + 2) refused."""
+        start, head, rev, cap, res, from_source, to_sink = self.arcs
+        return self.kernel.roof_cut(unary, self.scale, 2.0 ** (HEADROOM_BITS + 2), cap, res, start, head, rev,
+                                    from_source, to_sink)
