@@ -98,6 +98,7 @@ class BoxForm:
         self.implications = (np.concatenate([per_doc + g for g in range(1, top)] + [per_doc[:0]]),
                              np.concatenate([per_doc + g - 1 for g in range(1, top)] + [per_doc[:0]]))
         self.relevant = per_doc + self.rel - 1  # z[d, rel]
+        self._ideal = (None, None, None)  # (box, its ideal gains: ``ideal``)
         self.spread = None  # q_spread.py: the boxes' objectives tightened, in the rows' terms
         if self.rows is not None:
             self.rows.finish()
@@ -112,8 +113,7 @@ class BoxForm:
         weights, implications): module docstring; X's ranks divided by D_i at the box's smallest
         counts, Y's by D_i at its largest, then, when the direction has rows and ``tight``, tightened
         by the spread correction (q_spread.py)."""
-        low, high = (np.array(ideal_gains(self.instance, self.gain, counts))
-                     for counts in ({g: lo for g, lo, _ in box}, {g: hi for g, _, hi in box}))
+        low, high = self.ideal(box)
         better, other = (len(ranking) for ranking in self.lists)
         coefficients = np.concatenate([1.0 / (self.beta * low[:better] + np.arange(1, better + 1)),
                                        -1.0 / (self.beta * high[:other] + np.arange(1, other + 1))])
@@ -125,6 +125,14 @@ class BoxForm:
         if self.spread is not None and tight:  # tighter where the box's ideal gains spread (q_spread.py)
             form = self.rows.subtracted(form, self.spread.kappa(box), box)
         return form
+
+    def ideal(self, box) -> tuple[np.ndarray, np.ndarray]:
+        """(cg*(1..L) at the box's smallest counts, at its largest); the last box's are kept (its spread
+        correction asks for them again)."""
+        if self._ideal[0] != box:
+            self._ideal = (box, *(np.array(ideal_gains(self.instance, self.gain, counts))
+                                  for counts in ({g: lo for g, lo, _ in box}, {g: hi for g, _, hi in box})))
+        return self._ideal[1], self._ideal[2]
 
     def without_rows(self, form):
         """``form`` with only the objective's own products when the rows' extra ones carry weight 0 in it

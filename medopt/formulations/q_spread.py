@@ -45,7 +45,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
-from .q_profiles import depth, ideal_gains, shared_ranks
+from .q_profiles import depth, shared_ranks
 
 
 class SpreadCorrection:
@@ -101,8 +101,9 @@ class SpreadCorrection:
         low, high = {g: lo for g, lo, _ in box}, {g: hi for g, _, hi in box}
         cap = depth(self.instance)
         ranks = self.ranks.astype(float)
-        d_lo = self.beta * np.array(ideal_gains(self.instance, self.gain, low))[self.ranks - 1] + ranks
-        d_hi = self.beta * np.array(ideal_gains(self.instance, self.gain, high))[self.ranks - 1] + ranks
+        ideal_low, ideal_high = self.form.ideal(box)
+        d_lo = self.beta * ideal_low[self.ranks - 1] + ranks
+        d_hi = self.beta * ideal_high[self.ranks - 1] + ranks
         spread = d_hi > d_lo
         factor = np.zeros((len(ranks), count))  # per rank and grade: the multiple of N'_i's rows
         for k, g in enumerate(self.grades):

@@ -43,7 +43,7 @@ def ready(time_left: float | None) -> bool:
     """Whether the loops can be called with ``time_left`` seconds left (None: no limit): compiled or
     loaded in this process already, or the time left covers FIRST_CALL (a compile cannot be
     interrupted at a deadline)."""
-    loops = (roof_network, roof_cut)  # (roof_cut's calls of the others are compiled into it)
+    loops = (pair_terms, roof_network, roof_cut)  # (roof_cut's calls of the others are compiled into it)
     return time_left is None or all(loop.signatures for loop in loops) or time_left >= FIRST_CALL
 
 
@@ -116,6 +116,43 @@ def augment(start, head, rev, res, source, sink, reached):  # pragma: no cover -
 
 
 @numba.njit(cache=True)
+def short_paths(start, head, rev, res, from_source, to_sink):  # pragma: no cover - compiled
+    """The flow value added by pushing along the paths s->v->t and s->v->w->t met in one pass over the
+    nodes v other than the terminals and their arcs (each push as much as the path's residual capacities
+    allow): a feasible flow stays feasible and each push adds its amount to the value (``augment``'s
+    claim), so ``augment`` goes on from it.  It finds at once most of the short paths Dinic's first
+    phases would, without their breadth-first searches (docs/speed.md)."""
+    total = 0
+    nodes = from_source.shape[0]
+    for v in range(nodes):
+        a = from_source[v]
+        if res[a] == 0:
+            continue
+        b = to_sink[v]
+        amount = min(res[a], res[b])
+        if amount > 0:
+            res[a] -= amount
+            res[rev[a]] += amount
+            res[b] -= amount
+            res[rev[b]] += amount
+            total += amount
+        for c in range(start[v], start[v + 1]):
+            if res[a] == 0:
+                break
+            w = head[c]
+            if res[c] == 0 or w >= nodes:  # (w a terminal)
+                continue
+            d = to_sink[w]
+            amount = min(res[a], res[c], res[d])
+            if amount > 0:
+                for arc in (a, c, d):
+                    res[arc] -= amount
+                    res[rev[arc]] += amount
+                total += amount
+    return total
+
+
+@numba.njit(cache=True)
 def reset_terminals(cap, res, rev, from_source, to_sink, source_capacity, sink_capacity):  # pragma: no cover
     """(shift, the value of the flow kept, the sum of the capacities set on the arcs out of the source):
     the module docstring's reset, node v's arcs s->v at ``from_source[v]`` and v->t at ``to_sink[v]``."""
@@ -144,7 +181,8 @@ def roof_cut(unary, scale, limit, cap, res, start, head, rev, from_source, to_si
     negative ``unary`` costs, the finite costs' sum, the labels of the minimum cut).  The unary cost
     u_i of b_i = 1 gives node p_i the arcs s->p_i of floor(max(u_i, 0) / 2 S) and p_i->t of
     floor(max(-u_i, 0) / 2 S), and node q_i the same two the other way round; the flow goes on from
-    the network's (reset_terminals, then augment).  Status 1: those costs times S exceed ``limit`` (the
+    the network's (reset_terminals, then short_paths and augment).  Status 1: those costs times S exceed
+    ``limit`` (the
     network unchanged), or the reset left more than CEILING out of the source (no flow run); the caller
     builds the network again.  Labels: 0 where p_i is on the source side and q_i is not, 1 the other
     way round, -1 otherwise."""
@@ -170,6 +208,7 @@ def roof_cut(unary, scale, limit, cap, res, start, head, rev, from_source, to_si
         return 1, 0, negative, total, labels
     source, sink = 2 * n, 2 * n + 1
     seen = np.empty(2 * n + 2, np.bool_)
+    kept += short_paths(start, head, rev, res, from_source, to_sink)
     flow = kept + augment(start, head, rev, res, source, sink, seen) - shift
     for i in range(n):
         if seen[i] and not seen[n + i]:
@@ -177,6 +216,20 @@ def roof_cut(unary, scale, limit, cap, res, start, head, rev, from_source, to_si
         elif seen[n + i] and not seen[i]:
             labels[i] = 1
     return 0, flow, negative, total, labels
+
+
+@numba.njit(cache=True)
+def pair_terms(n, first, weights):  # pragma: no cover - compiled
+    """(-sum of the positive weights of each variable's pairs as their first, sum of |w|): a pair of w > 0
+    moves -w onto its first variable's unary cost (solvers/roof_dual.py's normal form), and the
+    network's finite arcs of pairs cost sum |w| in all."""
+    unary = np.zeros(n)
+    total = 0.0
+    for k in range(first.shape[0]):
+        if weights[k] > 0:
+            unary[first[k]] -= weights[k]
+        total += abs(weights[k])
+    return unary, total
 
 
 @numba.njit(cache=True)

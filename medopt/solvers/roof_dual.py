@@ -171,6 +171,18 @@ HEADROOM_BITS = 56
 IMPLIED = 2 ** 61  # an implication's arcs (no minimum cut of finite capacity below it uses them)
 
 
+_COMPILED = []  # kernels/max_flow, once imported
+
+
+def compiled_flow():
+    """kernels/max_flow, imported on the first call (the import is checked once, not per network)."""
+    if not _COMPILED:
+        with interruptible_import():
+            from ..kernels import max_flow  # here: Numba (about 0.5 s) only where a descent runs
+        _COMPILED.append(max_flow)
+    return _COMPILED[0]
+
+
 class DescentNetwork:
     """Roof duals (module docstring) of f(b) = c0 + c . b + sum_k w_k b_i b_j with the same pairs, weights
     and implications and changing constants and linear terms c (a Lagrangian descent on sums of the
@@ -185,17 +197,12 @@ class DescentNetwork:
     flow is still at most the cut of the best labelling, and the bound still holds."""
 
     def __init__(self, n: int, first, second, weights, implications=None):
-        with interruptible_import():
-            from ..kernels import max_flow  # here: Numba (about 0.5 s) only where a descent runs
-
-        self.kernel = max_flow
+        self.kernel = compiled_flow()
         self.n = n
         self.first, self.second = np.asarray(first, dtype=np.int64), np.asarray(second, dtype=np.int64)
         self.weights = np.asarray(weights, dtype=float)
-        positive = self.weights > 0
-        # -w b_i b_j = -w b_i + w [b_i=1, b_j=0]
-        self.pair_unary = -np.bincount(self.first[positive], self.weights[positive], minlength=n)
-        self.pair_total = float(np.abs(self.weights).sum())  # both arcs of every pair term
+        # -w b_i b_j = -w b_i + w [b_i=1, b_j=0]; both arcs of every pair term
+        self.pair_unary, self.pair_total = self.kernel.pair_terms(n, self.first, self.weights)
         none = np.zeros(0, dtype=np.int64)
         self.implications = none, none
         if implications is not None and len(implications[0]):
@@ -207,10 +214,7 @@ class DescentNetwork:
     def when_ready(cls, n: int, first, second, weights, implications=None):
         """The network, or None when its compiled loops are not loaded and the time left (limits.remaining)
         is too short to load them (kernels/max_flow.ready): the caller then uses roof_dual_bound."""
-        with interruptible_import():
-            from ..kernels import max_flow  # (as in __init__)
-
-        return cls(n, first, second, weights, implications) if max_flow.ready(remaining()) else None
+        return cls(n, first, second, weights, implications) if compiled_flow().ready(remaining()) else None
 
     def build(self, total: float) -> None:
         """The network with no flow, its scale S fitted to ``total`` (the finite capacities' sum)."""
