@@ -29,10 +29,11 @@ def ortools_flow(nodes, tails, heads, capacities, source, sink):
 def test_flows_after_terminal_resets_are_maximum_flows():
     """Random doubled graphs (roof_network: random pairs of either sign, implications, capacities from
     0 to 10^9): after each reset of the terminal arcs to random capacities, the flow kept plus what
-    augment adds, less the shift, is OR-Tools' maximum flow of the network with the new capacities,
-    and the nodes reached from the source are its minimum cut's source side."""
+    augment adds (after short_paths' pushes, every other reset), less the shift, is OR-Tools' maximum
+    flow of the network with the new capacities, and the nodes reached from the source are its minimum
+    cut's source side."""
     rng = np.random.default_rng(20261129)
-    shifted = 0
+    shifted = pushed = 0
     for _ in range(80):
         n = int(rng.integers(1, 15))
         pairs = [(i, j) for i in range(n) for j in range(i + 1, n) if rng.random() < rng.uniform(0.1, 0.8)]
@@ -44,12 +45,16 @@ def test_flows_after_terminal_resets_are_maximum_flows():
             np.array([j for _, j in implied], dtype=np.int64), 2.0 ** 10, 10 ** 9)
         tails = np.repeat(np.arange(2 * n + 2), np.diff(start))
         source, sink = 2 * n, 2 * n + 1
-        for _ in range(6):
+        for reset in range(6):
             to_source = (rng.integers(0, 3000, size=2 * n) * (rng.random(2 * n) < 0.8)).astype(np.int64)
             into_sink = (rng.integers(0, 3000, size=2 * n) * (rng.random(2 * n) < 0.8)).astype(np.int64)
             shift, kept, out = max_flow.reset_terminals(cap, res, rev, from_source, to_sink, to_source, into_sink)
             assert out == int(cap[from_source].sum())
             reached = np.empty(2 * n + 2, dtype=bool)
+            if reset % 2:
+                short = max_flow.short_paths(start, head, rev, res, from_source, to_sink)
+                pushed += short > 0
+                kept += short
             value = kept + max_flow.augment(start, head, rev, res, source, sink, reached) - shift
             shifted += shift > 0
             capacities = cap.copy()
@@ -59,6 +64,7 @@ def test_flows_after_terminal_resets_are_maximum_flows():
             assert (reached == side).all()
             assert (res >= 0).all()
     assert shifted >= 50  # the resets' shifts were exercised
+    assert pushed >= 50  # and short_paths' pushes
 
 
 def test_a_descent_network_gives_the_bounds_of_fresh_roof_duals():
@@ -72,7 +78,7 @@ def test_a_descent_network_gives_the_bounds_of_fresh_roof_duals():
         n, constant, _, first, second, weights, implications = random_quadratic(rng)
         implies = (np.array([i for i, _ in implications], dtype=np.int64), np.array([j for _, j in implications], dtype=np.int64))
         network = DescentNetwork(n, first, second, weights, implies)
-        for _ in range(6):
+        for reset in range(6):
             linear = rng.normal(size=n) * rng.choice([0.01, 1, 1000])
             scale = network.scale
             bound, labels = network.bound(constant, linear)
