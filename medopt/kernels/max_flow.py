@@ -121,7 +121,7 @@ def short_paths(start, head, rev, res, from_source, to_sink):  # pragma: no cove
     nodes v other than the terminals and their arcs (each push as much as the path's residual capacities
     allow): a feasible flow stays feasible and each push adds its amount to the value (``augment``'s
     claim), so ``augment`` goes on from it.  It finds at once most of the short paths Dinic's first
-    phases would, without their breadth-first searches (docs/speed.md)."""
+    phases would, without their breadth-first searches (measured: docs/speed.md#q-measure-short-paths-first-a-boxs-flow-carried-and-a-dominance-between-the-lists-tried-2026-11-29-later)."""
     total = 0
     nodes = from_source.shape[0]
     for v in range(nodes):
@@ -181,10 +181,9 @@ def roof_cut(unary, scale, limit, cap, res, start, head, rev, from_source, to_si
     negative ``unary`` costs, the finite costs' sum, the labels of the minimum cut).  The unary cost
     u_i of b_i = 1 gives node p_i the arcs s->p_i of floor(max(u_i, 0) / 2 S) and p_i->t of
     floor(max(-u_i, 0) / 2 S), and node q_i the same two the other way round; the flow goes on from
-    the network's (reset_terminals, then short_paths and augment).  Status 1: those costs times S exceed
-    ``limit`` (the
-    network unchanged), or the reset left more than CEILING out of the source (no flow run); the caller
-    builds the network again.  Labels: 0 where p_i is on the source side and q_i is not, 1 the other
+    the network's (reset_terminals, then short_paths and augment).  Status 1: those costs times S
+    exceed ``limit`` (the network unchanged), or the reset left more than CEILING out of the source (no
+    flow run); the caller builds the network again.  Labels: 0 where p_i is on the source side and q_i is not, 1 the other
     way round, -1 otherwise."""
     n = unary.shape[0]
     negative, total = 0.0, 0.0
