@@ -78,7 +78,7 @@ def test_a_descent_network_gives_the_bounds_of_fresh_roof_duals():
         n, constant, _, first, second, weights, implications = random_quadratic(rng)
         implies = (np.array([i for i, _ in implications], dtype=np.int64), np.array([j for _, j in implications], dtype=np.int64))
         network = DescentNetwork(n, first, second, weights, implies)
-        for reset in range(6):
+        for _ in range(6):
             linear = rng.normal(size=n) * rng.choice([0.01, 1, 1000])
             scale = network.scale
             bound, labels = network.bound(constant, linear)

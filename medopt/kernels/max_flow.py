@@ -131,10 +131,9 @@ def short_paths(start, head, rev, res, from_source, to_sink):  # pragma: no cove
         b = to_sink[v]
         amount = min(res[a], res[b])
         if amount > 0:
-            res[a] -= amount
-            res[rev[a]] += amount
-            res[b] -= amount
-            res[rev[b]] += amount
+            for arc in (a, b):
+                res[arc] -= amount
+                res[rev[arc]] += amount
             total += amount
         for c in range(start[v], start[v + 1]):
             if res[a] == 0:
@@ -183,8 +182,8 @@ def roof_cut(unary, scale, limit, cap, res, start, head, rev, from_source, to_si
     floor(max(-u_i, 0) / 2 S), and node q_i the same two the other way round; the flow goes on from
     the network's (reset_terminals, then short_paths and augment).  Status 1: those costs times S
     exceed ``limit`` (the network unchanged), or the reset left more than CEILING out of the source (no
-    flow run); the caller builds the network again.  Labels: 0 where p_i is on the source side and q_i is not, 1 the other
-    way round, -1 otherwise."""
+    flow run); the caller builds the network again.  Labels: 0 where p_i is on the source side and q_i
+    is not, 1 the other way round, -1 otherwise."""
     n = unary.shape[0]
     negative, total = 0.0, 0.0
     for i in range(n):
