@@ -11,9 +11,9 @@ from . import methods
 from .errors import MedoptError
 from .instance import RelevanceLimit, build_instance
 from .io.frames import one_topic
-from .metrics import parse_metric
+from .metrics import PER_TOPIC, parse_metric
 from .passages import build_passage_instance
-from .result import MedResult, RangeResult
+from .result import MedResult, RangeResult, complete
 
 
 def med(metric, a: Sequence[str], b: Sequence[str], judgments: Mapping[str, int] | None = None, *,
@@ -75,11 +75,13 @@ def score_range(metric, ranking: Sequence[str], judgments: Mapping[str, int] | N
     if passage is not None:
         passage.kind = "score"
         return passage
-    ranking, _, judgments = one_topic(ranking, None, judgments)
-    instance = build_instance(metric, ranking, (), judgments, max_grade=max_grade, gains=gains, limits=limits)
+    ranking, _, judgments, top = one_topic(ranking, None, judgments)
+    instance = build_instance(metric, ranking, (), judgments, max_grade=_grade(max_grade, top), gains=gains,
+                              limits=limits)
     if residual and not hasattr(instance.metric, "tail_weight"):
         raise MedoptError(f"residual applies to RBP only, not {instance.metric}")
     result = _run(instance, method, solver, time_limit, options, started, ranges=True)
+    result.observed = _observed(instance)
     result.kind = "score"
     if residual:
         tail = instance.metric.tail_weight(len(instance.full_a))
@@ -97,10 +99,26 @@ def _pair(metric, a, b, judgments, *, max_grade, gains, method, solver, time_lim
         options, max_grade=max_grade, pad=pad, residual=residual, limits=limits, solver=solver), ranges=ranges)
     if passage is not None:
         return passage
-    a, b, judgments = one_topic(a, b, judgments)
-    instance = build_instance(metric, a, b, judgments, max_grade=max_grade, gains=gains, pad=pad,
+    a, b, judgments, top = one_topic(a, b, judgments)
+    instance = build_instance(metric, a, b, judgments, max_grade=_grade(max_grade, top), gains=gains, pad=pad,
                               residual=residual, limits=limits)
-    return _run(instance, method, solver, time_limit, options, started, ranges=ranges)
+    result = _run(instance, method, solver, time_limit, options, started, ranges=ranges)
+    result.observed = _observed(instance)
+    return result
+
+
+def _grade(max_grade, top: int | None):
+    """SPEC 1: an integer ``max_grade`` as given; ``"per-topic"`` or None with one topic's judgments:
+    that topic's largest grade (build_instance's default); None with qrels of several topics: ``top``,
+    the largest grade of them all."""
+    if max_grade == PER_TOPIC:
+        return None
+    return top if max_grade is None else max_grade
+
+
+def _observed(instance) -> tuple[float, float]:
+    """(M(A), M(B)) with every unjudged document at grade 0: the scores trec_eval reports."""
+    return instance.scores(complete(instance, {}))
 
 
 def _characters(metric, a, b, judgments, spans, gains, method: str, options: dict, *, ranges: bool):
@@ -118,6 +136,7 @@ def _characters(metric, a, b, judgments, spans, gains, method: str, options: dic
     started = time.perf_counter()
     instance = build_passage_instance(metric, a, b, judgments, spans, gains=gains)
     result = methods.run_characters(instance, method, ranges=ranges)
+    result.observed = _observed(instance)
     result.seconds = time.perf_counter() - started
     return result
 
@@ -137,6 +156,6 @@ def score(metric, ranking: Sequence[str], grades: Mapping[str, int], *, max_grad
           gains: Mapping[int, float] | None = None) -> float:
     """Score of one ranking when the collection's documents have ``grades`` (absent: grade 0)."""
     metric = parse_metric(metric)
-    ranking, _, grades = one_topic(ranking, None, grades)
-    instance = build_instance(metric, ranking, (), grades, max_grade=max_grade, gains=gains)
+    ranking, _, grades, top = one_topic(ranking, None, grades)
+    instance = build_instance(metric, ranking, (), grades, max_grade=_grade(max_grade, top), gains=gains)
     return metric.score(instance.full_a, instance.judgments, instance.grading)

@@ -20,10 +20,11 @@ from . import api
 from .batch import unique_metrics
 from .errors import MedoptError, MedoptWarning
 from .io.results import mean
-from .io.trec import judged_topics, read_qrels, read_run, run_names
+from .io.trec import mean_topics, read_qrels, read_run, read_topic_choice, run_names
+from .metrics import PER_TOPIC, judged_at, parse_metric, resolve_max_grade
 
-BOUNDS_COLUMNS = ("run", "topic", "metric", "low", "high", "trec_eval", "low_certified", "high_certified",
-                  "method", "seconds")
+BOUNDS_COLUMNS = ("run", "topic", "metric", "low", "high", "trec_eval", "judged", "low_certified",
+                  "high_certified", "method", "seconds")
 
 
 def _warn(message: str) -> None:
@@ -33,11 +34,12 @@ def _warn(message: str) -> None:
 def topic_bounds(metric, ranking: Sequence[str], judgments, *, max_grade: int | None = None, method: str = "auto",
                  solver: str | None = None, time_limit: float | None = None, residual: bool = False,
                  limits: Sequence = (), **options) -> dict:
-    """One ranking's row: its score range and, beside it, its score with unjudged documents at grade 0."""
+    """One ranking's row: its score range and, beside it, its score with unjudged documents at grade 0
+    and its Judged@k (the share of its top k that is judged)."""
     result = api.score_range(metric, ranking, judgments, max_grade=max_grade, method=method, solver=solver,
                              time_limit=time_limit, residual=residual, limits=limits, **options)
-    reported = api.score(metric, ranking, judgments, max_grade=max_grade)
-    return {"metric": str(metric), "low": result.low, "high": result.high, "trec_eval": reported,
+    return {"metric": str(metric), "low": result.low, "high": result.high, "trec_eval": result.observed[0],
+            "judged": judged_at(parse_metric(metric), ranking, judgments or {}),
             "low_certified": result.low_certified, "high_certified": result.high_certified,
             "method": result.method, "seconds": result.seconds}
 
@@ -47,18 +49,21 @@ def mean_row(run: str, metric: str, rows: Sequence[dict]) -> dict:
     used = {r["method"] for r in rows}
     return {"run": run, "topic": "all", "metric": metric, "low": mean(r["low"] for r in rows),
             "high": mean(r["high"] for r in rows), "trec_eval": mean(r["trec_eval"] for r in rows),
+            "judged": mean(r["judged"] for r in rows),
             "low_certified": all(r["low_certified"] for r in rows),
             "high_certified": all(r["high_certified"] for r in rows),
             "method": used.pop() if len(used) == 1 else "mixed", "seconds": sum(r["seconds"] for r in rows)}
 
 
-def score_bounds(runs: Sequence, metrics: Sequence, qrels=None, *, judged_only: bool = False,
+def score_bounds(runs: Sequence, metrics: Sequence, qrels=None, *, complete: bool = False, topics=None,
                  honour_rank: bool = False, progress: bool | None = None, warn=_warn, **settings) -> list[dict]:
     """Rows (BOUNDS_COLUMNS) for every run (TREC file) x topic x metric, and an ``all`` row per run and
     metric, in that order run by run.
 
-    ``qrels`` is a TREC qrels file (None: nothing judged); a topic it does not judge counts with
-    nothing judged, with a warning, or with ``judged_only`` is left out, as trec_eval does.
+    ``qrels`` is a TREC qrels file (None: nothing judged).  Each run's topics follow SPEC 10, as
+    trec_eval's: those the qrels judge and the run retrieved (``complete``: every judged topic, a
+    missing one an empty ranking; ``topics``: only those), so ``trec_eval`` is trec_eval's mean.
+    G follows SPEC 1 (the largest grade of the whole qrels unless ``max_grade`` says otherwise).
     ``settings`` are the keywords of :func:`medopt.score_range` (max_grade, method, solver,
     time_limit, residual, limits, strategy, ...).  Every input file is read before any computing.
     ``warn`` receives what the user should know (default: :class:`MedoptWarning` warnings).
@@ -72,21 +77,23 @@ def score_bounds(runs: Sequence, metrics: Sequence, qrels=None, *, judged_only: 
     judgments = read_qrels(qrels) if qrels else {}
     names = run_names(*read)
     every = {topic for run in read for topic in run.rankings}
-    chosen, notes = judged_topics(every, judgments, qrels, judged_only=judged_only)
+    chosen, notes = mean_topics(every, judgments, qrels, complete=complete, chosen=read_topic_choice(topics))
     for note in notes:
         warn(note)
+    top = resolve_max_grade(settings.pop("max_grade", None), judgments)
+    settings["max_grade"] = PER_TOPIC if top is None else top
     order = {topic: i for i, topic in enumerate(chosen)}
     work = []
     for name, run in zip(names, read):
-        topics = [t for t in chosen if t in run.rankings]
-        if not topics:
+        kept = [t for t in chosen if complete or t in run.rankings]
+        if not kept:
             warn(f"{name}: none of its topics is judged in {qrels}: left out")
-        work.extend((name, run, topic, metric) for topic in topics for metric in parsed)
+        work.extend((name, run, topic, metric) for topic in kept for metric in parsed)
     show = sys.stderr.isatty() if progress is None else progress
     per_run: dict = {name: {} for name in names}  # run -> metric -> its topic rows
     for name, run, topic, metric in tqdm(work, disable=not show, unit="range", desc="bounds"):
         try:
-            row = topic_bounds(metric, run.rankings[topic], judgments.get(topic, {}), **settings)
+            row = topic_bounds(metric, run.rankings.get(topic, ()), judgments.get(topic, {}), **settings)
         except MedoptError as error:
             raise MedoptError(f"{name}, topic {topic}, {metric}: {error}") from None
         row.update(run=name, topic=topic)

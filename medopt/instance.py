@@ -13,7 +13,7 @@ from functools import cached_property
 from typing import Mapping, Sequence
 
 from .errors import MedoptError
-from .metrics import Grading, Metric, default_max_grade, parse_metric
+from .metrics import PER_TOPIC, Grading, Metric, default_max_grade, parse_metric
 
 PAD_PREFIX = "\u27e8pad\u27e9"
 
@@ -174,7 +174,7 @@ def build_instance(metric, a, b, judgments=None, *, max_grade=None, gains=None, 
                           "(docid, offset, length) and spans= to medopt.med / difference_range / score_range")
     full_a, full_b = _ranking("a", a), _ranking("b", b)
     judged = _judgments(judgments)
-    if max_grade is None:
+    if max_grade is None or max_grade == PER_TOPIC:
         grade_top = default_max_grade(judged)
     else:
         if isinstance(max_grade, bool) or not isinstance(max_grade, int) or max_grade < 1:

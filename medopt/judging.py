@@ -49,9 +49,9 @@ from . import api
 from .errors import MedoptError
 from .instance import build_instance
 from .io.frames import as_qrels, as_run, qrels_source
-from .io.trec import judged_topics, run_names
-from .metrics import parse_metric
-from .result import verdict
+from .io.trec import mean_topics, read_topic_choice, run_names
+from .metrics import parse_metric, resolve_max_grade
+from .result import mean_range
 
 POLICIES = ("lookahead", "assignment", "depth", "random")
 JUDGE_COLUMNS = ("rank", "topic", "docid", "policy", "value", "bound", "pairs", "pair", "topic_low",
@@ -68,6 +68,8 @@ class Cell:
     high_assignment: dict
     certified: bool
     instance: object
+    reached_low: float | None = None   # the re-scored ends (real completions) behind the proven ends
+    reached_high: float | None = None
 
 
 class Judging:
@@ -75,8 +77,8 @@ class Judging:
 
     ``rankings`` maps run name -> {topic: docids best first}; ``pairs`` are (name, name) tuples
     (default: every pair of runs); ``judgments`` maps topic -> {docid: grade}.  ``max_grade`` is the
-    top grade G (default per topic: its largest judged grade at the start, at least 1; it stays fixed
-    while judgments arrive).  ``method``, ``solver`` and ``time_limit`` go to each range's solve."""
+    top grade G (SPEC 1, default: the largest grade of all the judgments at the start, at least 1;
+    ``"per-topic"``: each topic's own; it stays fixed while judgments arrive).  ``method``, ``solver`` and ``time_limit`` go to each range's solve."""
 
     def __init__(self, metric, rankings: Mapping[str, Mapping[str, Sequence[str]]], topics: Sequence[str],
                  judgments: Mapping[str, Mapping[str, int]] | None = None, *, pairs=None,
@@ -97,8 +99,8 @@ class Judging:
             if len(pair) != 2 or pair[0] == pair[1] or any(name not in rankings for name in pair):
                 raise MedoptError(f"a pair is two different runs of {', '.join(map(str, rankings))}, not {pair!r}")
         self.judgments = {t: dict((judgments or {}).get(t, {})) for t in self.topics}
-        self.max_grade = {t: max_grade if max_grade is not None else max([1, *self.judgments[t].values()])
-                          for t in self.topics}
+        top = resolve_max_grade(max_grade, judgments or {})
+        self.max_grade = {t: top if top is not None else max([1, *self.judgments[t].values()]) for t in self.topics}
         self.settings = {"method": method, "solver": solver, "time_limit": time_limit}
         self.cells: dict[tuple, Cell] = {}
         for topic in self.topics:
@@ -115,7 +117,7 @@ class Judging:
             raise MedoptError(f"topic {topic}, {self.metric}: {error}") from None
         built = build_instance(self.metric, a, b, judgments, max_grade=self.max_grade[topic]) if instance else None
         return Cell(result.low_bound, result.high_bound, result.low_assignment, result.high_assignment,
-                    result.certified, built)
+                    result.certified, built, result.low, result.high)
 
     def refresh(self, topic: str) -> None:
         """Solve the ranges of every open pair on ``topic`` under the current judgments."""
@@ -128,8 +130,16 @@ class Judging:
         self.refresh(topic)
 
     def mean_range(self, pair) -> tuple[float, float]:
+        """The mean of the topics' proven ends (a cell's low and high are its bounds)."""
+        span = self.mean_span(pair)
+        return span.low_bound, span.high_bound
+
+    def mean_span(self, pair):
+        """The pair's mean difference range (result.mean_range): reached ends, proven bounds, verdict."""
         cells = [self.cells[pair, t] for t in self.topics]
-        return sum(c.low for c in cells) / len(cells), sum(c.high for c in cells) / len(cells)
+        return mean_range([(c.low if c.reached_low is None else c.reached_low,
+                            c.high if c.reached_high is None else c.reached_high, c.low, c.high) for c in cells],
+                          rational=self.metric.rational)
 
     def mean_med(self, pair) -> float:
         return sum(max(self.cells[pair, t].high, -self.cells[pair, t].low) for t in self.topics) / len(self.topics)
@@ -137,7 +147,7 @@ class Judging:
     def done(self, pair) -> bool:
         if self.target is not None:
             return self.mean_med(pair) <= self.target
-        return verdict(*self.mean_range(pair)) == "decided"
+        return self.mean_span(pair).verdict == "decided"
 
     def open_pairs(self) -> list:
         return [p for p in self.pairs if not all((p, t) in self.cells for t in self.topics) or not self.done(p)]
@@ -299,9 +309,9 @@ class Judging:
         for pair in self.pairs:
             if not all((pair, t) in self.cells for t in self.topics):
                 continue
-            low, high = self.mean_range(pair)
-            rows.append({"run_a": pair[0], "run_b": pair[1], "low": low, "high": high,
-                         "mean_med": self.mean_med(pair), "verdict": verdict(low, high), "done": self.done(pair)})
+            span = self.mean_span(pair)
+            rows.append({"run_a": pair[0], "run_b": pair[1], "low": span.low_bound, "high": span.high_bound,
+                         "mean_med": self.mean_med(pair), "verdict": span.verdict, "done": self.done(pair)})
         return rows
 
 
@@ -309,7 +319,7 @@ def judge_next(runs, qrels=None, metric="AP@100", *, budget: int = 10, policy: s
                per_topic: int | None = None, target: float | None = None, seed: int = 0,
                max_grade: int | None = None, method: str = "auto", solver: str | None = None,
                time_limit: float | None = None, topics: Sequence[str] | None = None, honour_rank: bool = False,
-               judged_only: bool = False, summary: list | None = None, warn=None):
+               complete: bool = False, summary: list | None = None, warn=None):
     """The documents to judge next for ``runs`` (two or more: every pair is compared), as a DataFrame
     with the columns of ``medopt judge-next`` (JUDGE_COLUMNS), best first.
 
@@ -317,7 +327,8 @@ def judge_next(runs, qrels=None, metric="AP@100", *, budget: int = 10, policy: s
     file or any qrels form; None: nothing judged).  The goal is a decided mean difference range
     (SPEC 7) for every pair, or with ``target`` a mean MED at most ``target``.  ``policy``: lookahead
     (default), assignment, depth or random (``seed``); ``budget`` documents in all, at most
-    ``per_topic`` per topic.  Topics: those common to all runs (``topics`` to choose).  ``summary``:
+    ``per_topic`` per topic.  Topics (SPEC 10): those the qrels judge and every run retrieved
+    (``complete``: every judged topic; ``topics`` to choose).  ``summary``:
     a list that receives one row per pair (its mean range, mean MED, verdict)."""
     import pandas as pd  # only here: the state and the command's rows need no pandas
 
@@ -329,18 +340,17 @@ def judge_next(runs, qrels=None, metric="AP@100", *, budget: int = 10, policy: s
         raise MedoptError(f"a run is given twice: {' '.join(names)}")
     judgments = as_qrels(qrels) if qrels is not None else {}
     common = set.intersection(*(set(run.rankings) for run in loaded))
-    if topics is None:
-        if not common:
-            raise MedoptError("the runs have no topic in common")
-        topics, notes = judged_topics(common, judgments, qrels_source(qrels) if qrels is not None else None,
-                                      judged_only=judged_only)
-        for note in notes:
-            if warn is not None:
-                warn(note)
-    else:
-        missing = [t for t in topics if t not in common]
+    if topics is not None and not complete:
+        missing = [t for t in read_topic_choice(topics) if t not in common]
         if missing:
             raise MedoptError(f"topic {missing[0]} is not in every run")
+    if not common and not complete:
+        raise MedoptError("the runs have no topic in common")
+    topics, notes = mean_topics(common, judgments, qrels_source(qrels) if qrels is not None else None,
+                                complete=complete, chosen=read_topic_choice(topics))
+    for note in notes:
+        if warn is not None:
+            warn(note)
     state = Judging(metric, {n: r.rankings for n, r in zip(names, loaded)}, topics, judgments, target=target,
                     max_grade=max_grade, method=method, solver=solver, time_limit=time_limit)
     if summary is not None:

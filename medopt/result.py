@@ -9,8 +9,10 @@ exceeds it by at most 1e-9, and the status is ``optimal``.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import asdict, dataclass, field
+from fractions import Fraction
 
 from .instance import PAD_PREFIX, Instance
 
@@ -38,6 +40,7 @@ class MedResult:
     score_a: float = 0.0
     score_b: float = 0.0
     details: dict = field(default_factory=dict)
+    observed: tuple | None = None  # (M(A), M(B)) with every unjudged document at grade 0 (trec_eval's)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -128,6 +131,7 @@ class RangeResult:
     metric: str = ""
     kind: str = "difference"
     details: dict = field(default_factory=dict)
+    observed: tuple | None = None  # (M(A), M(B)) with every unjudged document at grade 0 (trec_eval's)
 
     @property
     def certified(self) -> bool:
@@ -144,12 +148,17 @@ class RangeResult:
         return max(self.high, -self.low)
 
     @property
+    def verdict(self) -> str:
+        """SPEC 7 from the proven bounds and the re-scored ends: decided, can flip or open."""
+        return verdict(self.low, self.high, self.low_bound, self.high_bound)
+
+    @property
     def decided(self) -> bool:
-        """The range excludes 0: no completion of the judgments changes which side is ahead."""
-        return verdict(self.low, self.high) == "decided"
+        """A proven bound excludes 0: no completion of the judgments changes which side is ahead."""
+        return self.verdict == "decided"
 
     def to_dict(self) -> dict:
-        return dict(asdict(self), certified=self.certified, status=self.status)
+        return dict(asdict(self), certified=self.certified, status=self.status, verdict=self.verdict)
 
     def __str__(self) -> str:
         name = "score range" if self.kind == "score" else "difference range"
@@ -159,10 +168,89 @@ class RangeResult:
                 f"{self.seconds:.3f}s)")
 
 
-def verdict(low: float, high: float) -> str:
-    """SPEC 7: a range (one topic's, or the mean over topics) is decided when it excludes 0 (no
-    completion of the judgments changes which run is ahead), else it can flip."""
-    return "decided" if low > 0 or high < 0 else "can flip"
+VERDICTS = ("decided", "can flip", "open")
+
+
+def verdict(low, high, low_bound=None, high_bound=None) -> str:
+    """SPEC 7, the one place a verdict is made: ``decided`` when a proven bound excludes 0
+    (``low_bound > tol`` or ``high_bound < -tol``); ``can flip`` when the re-scored ends, real
+    completions, come within tol of 0 or cross it (a range that touches 0 can flip: a tie is
+    possible); ``open`` otherwise (the ends reached exclude 0 but their bounds do not: a solve
+    stopped before proving its end; :func:`open_end` says which).  Without bounds the ends are
+    taken as proven (a closed form's or an exact end's).  Values may be floats or Fractions."""
+    low_bound = low if low_bound is None else low_bound
+    high_bound = high if high_bound is None else high_bound
+    if low_bound > TOLERANCE or high_bound < -TOLERANCE:
+        return "decided"
+    if low <= TOLERANCE and high >= -TOLERANCE:
+        return "can flip"
+    return "open"
+
+
+def open_end(low, high) -> str | None:
+    """Which end of an ``open`` range has its bound still short of excluding 0: ``low`` (every
+    completion found favours A) or ``high`` (every completion found favours B)."""
+    if low > TOLERANCE:
+        return "low"
+    if high < -TOLERANCE:
+        return "high"
+    return None
+
+
+def exact_value(value: float) -> Fraction:
+    """A metric value as the rational it stands for: the simplest fraction with a denominator up
+    to 10^7 whose float is ``value`` (P@k's j/k, R@k's j/R, RR's 1/r and their differences), else
+    the float's own binary value.  Sums of these are exact, so a tie sums to 0, not to 1e-17."""
+    value = float(value)
+    guess = Fraction(value).limit_denominator(10 ** 7)
+    return guess if float(guess) == value else Fraction(value)
+
+
+def exact_mean(values, *, rational: bool = False) -> float:
+    """The mean of metric values: summed exactly as Fractions for a rational metric (exact_value), so
+    two runs tied on P@10 differ by 0, not 5e-17; else math.fsum (correctly rounded)."""
+    values = list(values)
+    if not values:
+        return math.nan
+    if rational:
+        return float(sum((exact_value(v) for v in values), Fraction(0)) / len(values))
+    return math.fsum(float(v) for v in values) / len(values)
+
+
+@dataclass(frozen=True)
+class MeanRange:
+    """The mean difference range over topics (SPEC 7): the means of the topics' ends, the means of
+    their proven bounds, and the verdict from them."""
+
+    low: float
+    high: float
+    low_bound: float
+    high_bound: float
+    verdict: str
+    open_end: str | None = None
+
+
+def mean_range(ends, *, rational: bool = False) -> MeanRange:
+    """The mean of per-topic ranges ``ends``, an iterable of ``(low, high, low_bound, high_bound)``
+    (bounds may be None: the end is proven).  Topics share no documents, so the ends add.  With
+    ``rational`` (a metric whose values are rationals with small denominators: P, R, Success, RR;
+    ``Metric.rational``) the sums are exact Fractions; otherwise ``math.fsum`` (correctly rounded).
+    The verdict is taken from these sums by :func:`verdict`."""
+    ends = [(lo, hi, lo if lb is None else lb, hi if hb is None else hb) for lo, hi, lb, hb in ends]
+    if not ends:
+        raise ValueError("a mean range needs at least one topic")
+    n = len(ends)
+    if rational:
+        columns = [[exact_value(e[i]) for e in ends] for i in range(2)]
+        # a bound equal to its end is the end's own rational; any other bound keeps its binary value
+        columns += [[exact_value(e[i]) if e[i] == e[i - 2] else Fraction(float(e[i])) for e in ends]
+                    for i in (2, 3)]
+        low, high, low_bound, high_bound = (sum(c, Fraction(0)) / n for c in columns)
+    else:
+        low, high, low_bound, high_bound = (math.fsum(float(e[i]) for e in ends) / n for i in range(4))
+    label = verdict(low, high, low_bound, high_bound)
+    return MeanRange(float(low), float(high), float(low_bound), float(high_bound), label,
+                     open_end(low, high) if label == "open" else None)
 
 
 def certify_end(instance: Instance, end: End, direction: str) -> tuple[float, dict, bool, dict]:

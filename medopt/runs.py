@@ -16,6 +16,8 @@ import numpy as np
 
 from . import api
 from .batch import Settings, collect_rows, unique_measures
+from .batch.matrix import chosen_topics
+from .batch.summary import pair_summary
 from .batch.runset import columns_from_rankings, load_runset, read_run_columns
 from .batch.engines import read_runs
 from .batch.passageset import character_job, check_character_settings, passage_set
@@ -25,14 +27,15 @@ from .io.frames import as_qrels, as_run, qrels_source
 from .io.passages import PassageRun, check_spans, read_passage_judgments, read_passage_run, read_spans
 from .io.reports import latex_text, trec_eval_text
 from .io.results import FORMATS, format_rows, mean, rows_frame, write_parquet, write_rows
-from .io.trec import Run, judged_topics, pair_topics, run_names, sort_topics, write_atomic
-from .result import verdict
+from .io.trec import Run, mean_topics, pair_topics, read_topic_choice, run_names, sort_topics, write_atomic
+from .metrics import PER_TOPIC, judged_at, parse_metric, resolve_max_grade
+from .result import exact_mean, exact_value, mean_range
 from .batch.tasks import companion_rows as companion_store_rows
-from .store import COLUMNS as MATRIX_COLUMNS, COMPANION_COLUMNS, RANGE_COLUMNS as MATRIX_RANGE_COLUMNS
+from .store import COLUMNS as MATRIX_COLUMNS, COMPANION_COLUMNS, PAIR_COLUMNS, RANGE_COLUMNS as MATRIX_RANGE_COLUMNS
 
-COMPARE_COLUMNS = ("run_a", "run_b", "topic", "metric", "med", "direction", "certified", "upper_bound",
-                   "method", "seconds")
-RANGE_COLUMNS = ("low", "high", "low_certified", "high_certified", "verdict")
+COMPARE_COLUMNS = ("run_a", "run_b", "topic", "metric", "topics", "score_a", "score_b", "diff", "judged_a",
+                   "judged_b", "med", "direction", "certified", "upper_bound")
+RANGE_COLUMNS = ("low", "high", "low_bound", "high_bound", "low_certified", "high_certified", "verdict")
 OUTPUT_FORMATS = (*FORMATS, "parquet", "trec_eval", "latex")
 
 
@@ -83,13 +86,19 @@ def _passage_inputs(run_a, run_b, qrels, spans, parsed, honour_rank: bool):
 
 def compare_rows(run_a, run_b, qrels=None, metrics=None, *, method: str = "auto", solver=None, time_limit=None,
                  max_grade=None, pad: str = "none", residual: bool = False, strategy: str | None = None,
-                 limits=(), honour_rank: bool = False, judged_only: bool = False, ranges: bool = False,
+                 limits=(), honour_rank: bool = False, complete: bool = False, topics=None, ranges: bool = False,
                  names=None, progress: bool = False, warn=_warn, sides=("run_a", "run_b"),
-                 spans=None) -> tuple[list, tuple]:
-    """The rows of ``medopt compare`` and their columns: one row per common topic and metric, then one
-    mean row per metric (topic ``all``); with ``ranges``, the difference ranges too (SPEC 7).
-    ``sides`` names the two runs in warnings (the command says RUN_A and RUN_B).  With ``spans`` or a
-    passage metric (U), the runs are passage runs and MED-U is computed (SPEC 8)."""
+                 spans=None, per_topic: bool = True) -> tuple[list, tuple]:
+    """The rows of ``medopt compare`` and their columns: one row per topic and metric (with
+    ``per_topic``), then one summary row per metric (topic ``all``): both runs' observed means
+    (``score_a``, ``score_b``: unjudged documents not relevant, trec_eval's), their difference, the
+    share of each run's top k that is judged (``judged_a``, ``judged_b``: ir_measures' Judged@k, k
+    the metric's cutoff), the mean MED, and with ``ranges`` the mean difference range and its verdict
+    (SPEC 7).  Means are over SPEC 10's topics: judged and retrieved by both runs (``complete``:
+    every judged topic, a missing ranking empty; ``topics``: only those).  G follows SPEC 1 (the
+    largest grade of the whole qrels; ``max_grade="per-topic"``: each topic's own).  ``sides`` names
+    the two runs in warnings.  With ``spans`` or a passage metric (U), the runs are passage runs and
+    MED-U is computed (SPEC 8)."""
     from tqdm import tqdm
 
     parsed, companions = unique_measures(_metric_list(metrics), warn, passages=True)
@@ -101,73 +110,107 @@ def compare_rows(run_a, run_b, qrels=None, metrics=None, *, method: str = "auto"
         second = as_run(run_b, "run_b", honour_rank=honour_rank)
         judgments = as_qrels(qrels)
     name_a, name_b = names if names is not None else run_names(first, second)
-    topics = pair_topics(first, second)
-    if not topics.common:
+    pair = pair_topics(first, second)
+    if not pair.common and not complete:
         raise MedoptError(f"{first.path} and {second.path} have no topic in common ({first.path}: "
-                          f"{_some(topics.only_a)}; {second.path}: {_some(topics.only_b)})")
-    for side, only in zip(sides, (topics.only_a, topics.only_b)):
-        if only:
+                          f"{_some(pair.only_a)}; {second.path}: {_some(pair.only_b)})")
+    for side, only in zip(sides, (pair.only_a, pair.only_b)):
+        if only and not complete:
             warn(f"{len(only)} topic(s) only in {side}, skipped: {' '.join(only[:10])}{' ...' if len(only) > 10 else ''}")
-    common, notes = judged_topics(topics.common, judgments, qrels_source(qrels), judged_only=judged_only)
+    common, notes = mean_topics(pair.common, judgments, qrels_source(qrels), complete=complete,
+                                chosen=read_topic_choice(topics))
     for note in notes:
         warn(note)
+    grade = resolve_max_grade(max_grade, judgments)
+    top = PER_TOPIC if grade is None else grade
+    ranking_a = {t: first.rankings.get(t, ()) for t in common}  # -c: a topic a run missed ranks nothing
+    ranking_b = {t: second.rankings.get(t, ()) for t in common}
     rows, per_metric = [], {str(m): [] for m in parsed}
     ask = api.difference_range if ranges else api.med
     options = {"strategy": strategy} if strategy not in (None, "auto") else {}
     work = [(t, m) for t in common for m in parsed]
-    for topic, metric in tqdm(work, disable=not progress, unit="med", desc="compare"):
-        if passages:
-            options["spans"] = topic_spans.get(topic, {})
+    for topic, metric in tqdm(work, desc="compare", unit="med", disable=not progress, leave=False):
         try:
-            result = ask(metric, first.rankings[topic], second.rankings[topic], judgments.get(topic, {}),
-                         max_grade=max_grade, method=method, solver=solver, time_limit=time_limit, pad=pad,
-                         residual=residual, limits=limits, **options)
+            if passages:
+                result = ask(metric, ranking_a[topic], ranking_b[topic], judgments.get(topic, {}),
+                             spans=topic_spans.get(topic, {}), method=method)
+            else:
+                result = ask(metric, ranking_a[topic], ranking_b[topic], judgments.get(topic, {}),
+                             max_grade=top, method=method, solver=solver, time_limit=time_limit, pad=pad,
+                             residual=residual, limits=limits, **options)
         except MedoptError as error:
             raise MedoptError(f"topic {topic}, {metric}: {error}") from None
-        row = {"run_a": name_a, "run_b": name_b, "topic": topic, "metric": str(metric), "method": result.method,
-               "seconds": result.seconds}
+        score_a, score_b = result.observed
+        row = {"run_a": name_a, "run_b": name_b, "topic": topic, "metric": str(metric), "topics": 1,
+               "score_a": score_a, "score_b": score_b,
+               "diff": float(exact_value(score_a) - exact_value(score_b)) if metric.rational else score_a - score_b,
+               "judged_a": judged_at(metric, ranking_a[topic], judgments.get(topic, {})),
+               "judged_b": judged_at(metric, ranking_b[topic], judgments.get(topic, {})),
+               "method": result.method, "seconds": result.seconds}
         if ranges:
-            row.update(med=result.med, direction="a" if result.high >= -result.low else "b",
+            row.update(med=result.med, direction=name_a if result.high >= -result.low else name_b,
                        certified=result.certified, upper_bound=max(result.high_bound, -result.low_bound),
-                       low=result.low, high=result.high, low_certified=result.low_certified,
-                       high_certified=result.high_certified, verdict=verdict(result.low, result.high))
+                       low=result.low, high=result.high, low_bound=result.low_bound, high_bound=result.high_bound,
+                       low_certified=result.low_certified, high_certified=result.high_certified,
+                       verdict=result.verdict)
         else:
-            row.update(med=result.value, direction=result.direction, certified=result.certified,
-                       upper_bound=result.upper_bound)
-        rows.append(row)
+            row.update(med=result.value, direction=name_a if result.direction == "a" else name_b,
+                       certified=result.certified, upper_bound=result.upper_bound)
         per_metric[str(metric)].append(row)
+    summaries = []
     for metric, metric_rows in per_metric.items():
-        used = {r["method"] for r in metric_rows}
-        row = {"run_a": name_a, "run_b": name_b, "topic": "all", "metric": metric,
-               "med": mean(r["med"] for r in metric_rows), "direction": "",
-               "certified": all(r["certified"] for r in metric_rows),
-               "upper_bound": mean(r["upper_bound"] for r in metric_rows),
-               "method": used.pop() if len(used) == 1 else "mixed",
-               "seconds": sum(r["seconds"] for r in metric_rows)}
-        if ranges:  # topics share no documents: the mean range's ends are the means of the topics' ends (SPEC 7)
-            low, high = mean(r["low"] for r in metric_rows), mean(r["high"] for r in metric_rows)
-            row.update(low=low, high=high, low_certified=all(r["low_certified"] for r in metric_rows),
-                       high_certified=all(r["high_certified"] for r in metric_rows), verdict=verdict(low, high))
-        rows.append(row)
-    rows.extend(companion_rows(companions, first.rankings, second.rankings, common, name_a, name_b))
-    return rows, COMPARE_COLUMNS + (RANGE_COLUMNS if ranges else ()) + (RBO_COLUMNS if companions else ())
+        summaries.append(summary_row(name_a, name_b, metric, metric_rows, ranges=ranges,
+                                     rational=getattr(parse_metric(metric), "rational", False)))
+        if per_topic:
+            rows.extend(metric_rows)
+    rows = rows + summaries if per_topic else summaries
+    rows.extend(companion_rows(companions, ranking_a, ranking_b, common, name_a, name_b, per_topic=per_topic))
+    return rows, COMPARE_COLUMNS + (RANGE_COLUMNS if ranges else ()) + ("method", "seconds") + (
+        RBO_COLUMNS if companions else ())
 
 
-def companion_rows(companions, rankings_a, rankings_b, topics, name_a: str, name_b: str) -> list[dict]:
-    """The rows of the companion measures (SPEC 9: RBO beside MED): per topic and companion, its
-    ``rbo_min, rbo_residual, rbo_ext`` and no MED (``med`` empty, method ``rbo``), then the means (topic
-    ``all``)."""
+def summary_row(name_a: str, name_b: str, metric: str, rows: list, *, ranges: bool, rational: bool) -> dict:
+    """One pair's summary over its topics' rows (topic ``all``): the observed means and their difference,
+    the mean Judged@k of each run, the mean MED (certified when every topic's is) and, with ``ranges``,
+    the mean difference range with its verdict from result.mean_range (SPEC 7)."""
+    used = {r["method"] for r in rows}
+    row = {"run_a": name_a, "run_b": name_b, "topic": "all", "metric": metric, "topics": len(rows),
+           "score_a": exact_mean((r["score_a"] for r in rows), rational=rational),
+           "score_b": exact_mean((r["score_b"] for r in rows), rational=rational),
+           "diff": exact_mean((r["diff"] for r in rows), rational=rational),
+           "judged_a": exact_mean((r["judged_a"] for r in rows), rational=True),
+           "judged_b": exact_mean((r["judged_b"] for r in rows), rational=True),
+           "med": exact_mean((r["med"] for r in rows), rational=rational), "direction": "",
+           "certified": all(r["certified"] for r in rows),
+           "upper_bound": mean(r["upper_bound"] for r in rows),
+           "method": used.pop() if len(used) == 1 else "mixed",
+           "seconds": sum(r["seconds"] for r in rows)}
+    if ranges:
+        span = mean_range([(r["low"], r["high"], r["low_bound"], r["high_bound"]) for r in rows], rational=rational)
+        row.update(low=span.low, high=span.high, low_bound=span.low_bound, high_bound=span.high_bound,
+                   low_certified=all(r["low_certified"] for r in rows),
+                   high_certified=all(r["high_certified"] for r in rows), verdict=span.verdict)
+    return row
+
+
+def companion_rows(companions, rankings_a, rankings_b, topics, name_a: str, name_b: str, *,
+                   per_topic: bool = True) -> list[dict]:
+    """The rows of the companion measures (SPEC 9: RBO beside MED): per topic and companion (with
+    ``per_topic``), its ``rbo_min, rbo_residual, rbo_ext`` and no MED (``med`` empty, method ``rbo``),
+    then the means (topic ``all``)."""
     rows = []
     for companion in companions:
-        values = []
+        values, seconds = [], 0.0
         for topic in topics:
             started = time.perf_counter()
             value = companion.evaluate(rankings_a[topic], rankings_b[topic])
             values.append(value)
-            rows.append(_companion_row(name_a, name_b, topic, companion, value, time.perf_counter() - started))
+            elapsed = time.perf_counter() - started
+            seconds += elapsed
+            if per_topic:
+                rows.append(_companion_row(name_a, name_b, topic, companion, value, elapsed))
         means = [mean(v[i] for v in values) for i in range(len(RBO_COLUMNS))]
-        rows.append(_companion_row(name_a, name_b, "all", companion, means,
-                                   sum(r["seconds"] for r in rows[-len(values):]) if values else 0.0))
+        rows.append(_companion_row(name_a, name_b, "all", companion, means, seconds))
     return rows
 
 
@@ -179,11 +222,20 @@ def _companion_row(name_a, name_b, topic, companion, value, seconds) -> dict:
 
 def compare(run_a, run_b, qrels=None, metrics=None, *, method: str = "auto", ranges: bool = False, solver=None,
             time_limit=None, max_grade=None, pad: str = "none", residual: bool = False, strategy=None, limits=(),
-            honour_rank: bool = False, judged_only: bool = False, names=None, progress: bool = False, spans=None):
-    """MED between two runs for every topic they share and every metric, as a pandas DataFrame: the rows
-    and columns of ``medopt compare`` (``run_a, run_b, topic, metric, med, direction, certified,
-    upper_bound, method, seconds``), a mean row per metric (topic ``all``), and with ``ranges`` the
-    difference range columns (``low, high, low_certified, high_certified, verdict``).
+            honour_rank: bool = False, complete: bool = False, topics=None, per_topic: bool = True, names=None,
+            progress: bool = False, spans=None):
+    """MED between two runs for every topic and metric, as a pandas DataFrame: the rows and columns of
+    ``medopt compare -q`` (``run_a, run_b, topic, metric, topics, score_a, score_b, diff, judged_a,
+    judged_b, med, direction, certified, upper_bound``, then ``method, seconds``), and a summary row per
+    metric (topic ``all``: the observed means ``score_a``, ``score_b`` of each run with unjudged
+    documents not relevant, as trec_eval reports them, and the mean MED); with ``ranges`` the difference
+    range columns (``low, high, low_bound, high_bound, low_certified, high_certified, verdict``), the
+    summary's being the mean difference range and its verdict (SPEC 7).  ``per_topic=False``: the
+    summary rows only (what the command prints without -q).  ``direction`` names the run ahead.
+
+    Topics (SPEC 10): those the qrels judge and both runs retrieved; ``complete=True`` (trec_eval's
+    -c) every judged topic; ``topics`` (a list, or a file of ids) only those.  G (SPEC 1): the largest
+    grade of the whole qrels unless ``max_grade`` is given (``"per-topic"``: each topic's own).
 
     Runs and qrels in any accepted form (TREC file, DataFrame, dict, ir_measures namedtuples, ranx
     objects); ``names=(a, b)`` names the runs (default: run ids, ranx names, else run_a and run_b).
@@ -194,8 +246,8 @@ def compare(run_a, run_b, qrels=None, metrics=None, *, method: str = "auto", ran
     qrels, ``spans`` (a spans file or topic -> docid -> [(offset, length)]) and ``U(L=..)`` metrics."""
     rows, columns = compare_rows(run_a, run_b, qrels, metrics, method=method, solver=solver, time_limit=time_limit,
                                  max_grade=max_grade, pad=pad, residual=residual, strategy=strategy, limits=limits,
-                                 honour_rank=honour_rank, judged_only=judged_only, ranges=ranges, names=names,
-                                 progress=progress, spans=spans)
+                                 honour_rank=honour_rank, complete=complete, topics=topics, ranges=ranges,
+                                 names=names, progress=progress, spans=spans, per_topic=per_topic)
     return rows_frame(rows, columns)
 
 
@@ -297,8 +349,10 @@ def _passage_set(runs, qrels, spans, parsed, honour_rank: bool):
 def matrix_rows(runs, qrels=None, metrics=None, *, ranges: bool = False, jobs: int | None = None,
                 engine: str = "local", method: str = "auto", solver=None, time_limit=None, max_grade=None,
                 pad: str = "none", residual: bool = False, strategy=None, limits=(), honour_rank: bool = False,
-                judged_only: bool = False, fast_path: bool = True, warn=_warn, spans=None) -> tuple[list, tuple]:
-    """The rows of a matrix job (columns of the results store), computed without a store."""
+                complete: bool = False, topics=None, fast_path: bool = True, warn=_warn, spans=None,
+                summary: bool = False) -> tuple[list, tuple]:
+    """The rows of a matrix job (columns of the results store), computed without a store; with
+    ``summary``, the per-pair summary rows instead (batch.summary: the store's ``pairs`` table)."""
     jobs = jobs or os.cpu_count() or 1
     parsed, companions = unique_measures(_metric_list(metrics), warn, passages=True)
     settings = Settings(method=method, solver=solver, time_limit=time_limit, max_grade=max_grade, pad=pad,
@@ -314,25 +368,23 @@ def matrix_rows(runs, qrels=None, metrics=None, *, ranges: bool = False, jobs: i
         columns = _run_columns(runs, honour_rank, jobs)
         if len(columns) < 2:
             raise MedoptError("matrix needs at least two runs")
-        runset = load_runset(None, judgments, max_grade=max_grade, columns=columns)
+        extra = [t for t, judged in judgments.items() if judged] if complete else ()
+        runset = load_runset(None, judgments, max_grade=max_grade, columns=columns, extra_topics=extra)
         if len(set(runset.names)) != len(runset.names):
             raise MedoptError(f"two runs have the same name ({', '.join(runset.names)}): name them "
                               "(a dict name -> run)")
         present = np.array([length > 0 for length in runset.length])
     in_two = present.sum(axis=0) >= 2
-    if not in_two.any():
+    if not in_two.any() and not complete:
         raise MedoptError(f"no two of the {len(runset.names)} runs share a topic: nothing to compare")
-    one_sided = sum(int(np.count_nonzero(present[i] ^ present[j]))
-                    for i in range(len(present)) for j in range(i + 1, len(present)))
+    one_sided = 0 if complete else sum(int(np.count_nonzero(present[i] ^ present[j]))
+                                       for i in range(len(present)) for j in range(i + 1, len(present)))
     if one_sided:
         warn(f"{one_sided} (pair, topic) combination(s) skipped: the topic is in only one run of the pair")
-    kept, notes = judged_topics([runset.topics[t] for t in np.flatnonzero(in_two)], judgments, qrels_source(qrels),
-                                judged_only=judged_only)
-    for note in notes:
-        warn(note)
-    kept = set(kept)
-    chosen = np.array([t in kept for t in runset.topics], dtype=bool) if judged_only else None
-    rows = collect_rows(runset, parsed, settings, engine=engine, jobs=jobs, topics=chosen) if parsed else []
+    chosen = chosen_topics(runset, in_two, judgments, qrels_source(qrels), complete=complete, topics=topics,
+                           warn=warn)
+    rows = collect_rows(runset, parsed, settings, engine=engine, jobs=jobs, topics=chosen,
+                        complete=complete) if parsed else []
     rows += companion_store_rows(runset, companions, topics=chosen)[0]
     run_order = {name: i for i, name in enumerate(runset.names)}
     topic_order = {topic: i for i, topic in enumerate(sort_topics(runset.topics))}
@@ -340,13 +392,16 @@ def matrix_rows(runs, qrels=None, metrics=None, *, ranges: bool = False, jobs: i
     rows.sort(key=lambda r: (run_order[r[0]], run_order[r[1]], topic_order[r[2]], metric_order[r[3]]))
     names = tuple(c for c in MATRIX_COLUMNS if (ranges or c not in MATRIX_RANGE_COLUMNS)
                   and (companions or c not in COMPANION_COLUMNS))
-    return [dict(zip(MATRIX_COLUMNS, row)) for row in rows], names
+    records = [dict(zip(MATRIX_COLUMNS, row)) for row in rows]
+    if summary:
+        return pair_summary(records, runset), PAIR_COLUMNS
+    return records, names
 
 
 def matrix(runs, qrels=None, metrics=None, *, ranges: bool = False, jobs: int | None = None, engine: str = "local",
            method: str = "auto", solver=None, time_limit=None, max_grade=None, pad: str = "none",
-           residual: bool = False, strategy=None, limits=(), honour_rank: bool = False, judged_only: bool = False,
-           fast_path: bool = True, spans=None):
+           residual: bool = False, strategy=None, limits=(), honour_rank: bool = False, complete: bool = False,
+           topics=None, fast_path: bool = True, spans=None, summary: bool = False):
     """MED for every unordered pair of ``runs`` x every topic the pair shares x every metric, as a pandas
     DataFrame with the columns of a ``medopt matrix`` results store (``run_a, run_b, topic, metric, method,
     solver, value, direction, certified, upper_bound, status, seconds, assignment, time_limit``; with
@@ -354,14 +409,18 @@ def matrix(runs, qrels=None, metrics=None, *, ranges: bool = False, jobs: int | 
     high_assignment``; with a companion ``-m RBO(p=0.9)`` also ``rbo_min, rbo_residual, rbo_ext``, in rows of
     its own, method ``rbo``, no MED).  ``runs``: a dict name -> run in any accepted form, or a list of runs (TREC files
     are read as the command reads them).  ``jobs`` workers (default: every core; 1: this process);
-    ``engine`` local or dask.  No store is written: rows are computed, sorted and returned.
+    ``engine`` local or dask.  No store is written: rows are computed, sorted and returned.  Topics and
+    G as for :func:`compare` (``complete``, ``topics``, ``max_grade``).  ``summary=True``: the per-pair
+    summary instead, one row per pair, metric and method (``run_a, run_b, metric, method, topics,
+    score_a, score_b, diff, judged_a, judged_b, med, certified, low, high, low_bound, high_bound,
+    verdict``), what ``matrix --summary`` writes.
 
     MED-U (SPEC 8): ``U(L=..)`` metrics (alone), passage runs (8-column files, PassageRuns or dicts topic ->
     passages) and ``spans``; the assignment JSON is ``{docid: [[offset, length], ...]}``."""
     rows, columns = matrix_rows(runs, qrels, metrics, ranges=ranges, jobs=jobs, engine=engine, method=method,
                                 solver=solver, time_limit=time_limit, max_grade=max_grade, pad=pad, residual=residual,
-                                strategy=strategy, limits=limits, honour_rank=honour_rank, judged_only=judged_only,
-                                fast_path=fast_path, spans=spans)
+                                strategy=strategy, limits=limits, honour_rank=honour_rank, complete=complete,
+                                topics=topics, summary=summary, fast_path=fast_path, spans=spans)
     return rows_frame(rows, columns)
 
 

@@ -45,6 +45,9 @@ COLUMNS = ("run_a", "run_b", "topic", "metric", "method", "solver", "value", "di
 RANGE_COLUMNS = COLUMNS[14:22]  # the difference range's ends (SPEC 7): NULL in a store made without --range
 COMPANION_COLUMNS = COLUMNS[22:]  # a companion's values (RBO, SPEC 9): NULL in a MED row
 KEY = ("run_a", "run_b", "topic", "metric", "method")
+# the per-pair summary (batch/summary.py) in the ``pairs`` table
+PAIR_COLUMNS = ("run_a", "run_b", "metric", "method", "topics", "score_a", "score_b", "diff", "judged_a",
+                "judged_b", "med", "certified", "low", "high", "low_bound", "high_bound", "verdict")
 EXPORT_FORMATS = ("csv", "tsv", "jsonl", "parquet")
 APPLICATION_ID = 0x4D65644F  # "MedO": PRAGMA application_id of a medopt results store
 _SQLITE_HEADER = b"SQLite format 3\x00"
@@ -266,6 +269,36 @@ class ResultStore:
                 self.connection.execute("ROLLBACK")
             raise self._error(error) from None
 
+    def replace_pairs(self, rows: list[dict]) -> None:
+        """The ``pairs`` table (the per-pair summary, PAIR_COLUMNS) made anew from ``rows``,
+        in one transaction: it always summarises the results table as it now is."""
+        names = ", ".join(PAIR_COLUMNS)
+        try:
+            self.connection.execute("BEGIN IMMEDIATE")
+            try:
+                self.connection.execute(f"CREATE TABLE IF NOT EXISTS pairs ({names}, "
+                                        "PRIMARY KEY (run_a, run_b, metric, method))")
+                self.connection.execute("DELETE FROM pairs")
+                self.connection.executemany(f"INSERT INTO pairs ({names}) VALUES ({', '.join('?' * len(PAIR_COLUMNS))})",
+                                            [tuple(row[c] for c in PAIR_COLUMNS) for row in rows])
+            except BaseException:
+                self.connection.execute("ROLLBACK")
+                raise
+            self.connection.execute("COMMIT")
+        except sqlite3.Error as error:
+            raise self._error(error) from None
+
+    def pairs(self) -> list[dict]:
+        """The stored per-pair summary (empty when the job wrote none)."""
+        exists = self._execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'pairs'").fetchone()
+        if not exists:
+            return []
+        cursor = self._execute(f"SELECT {', '.join(PAIR_COLUMNS)} FROM pairs ORDER BY run_a, run_b, metric, method")
+        rows = [dict(zip(PAIR_COLUMNS, values)) for values in cursor]
+        for row in rows:
+            row["certified"] = bool(row["certified"])
+        return rows
+
     def rows(self, where: str = "", parameters: tuple = ()) -> Iterator[dict]:
         """Every stored row as a dict (certified as bool), in key order."""
         if not self.columns:
@@ -309,34 +342,43 @@ def export_format(output, fmt: str | None = None) -> str:
 
 def export_results(store_path, output, fmt: str | None = None, *, with_assignment: bool = True) -> int:
     """Write a store's rows to CSV, TSV, JSON lines or parquet (``fmt`` default: from the file name)."""
+    columns = COLUMNS if with_assignment else tuple(c for c in COLUMNS if c != "assignment")
+    with open_existing(store_path) as store:
+        return _export(store.rows(), columns, output, fmt)
+
+
+def export_pairs(store_path, output, fmt: str | None = None) -> int:
+    """Write a store's per-pair summary (the ``pairs`` table) to CSV, TSV, JSON lines or parquet."""
+    with open_existing(store_path) as store:
+        return _export(iter(store.pairs()), PAIR_COLUMNS, output, fmt)
+
+
+def _export(rows, columns, output, fmt: str | None) -> int:
     output = Path(output)
     fmt = export_format(output, fmt)
     check_output_file(output)
-    columns = COLUMNS if with_assignment else tuple(c for c in COLUMNS if c != "assignment")
-    with open_existing(store_path) as store:
-        rows = store.rows()
-        if fmt == "parquet":
-            return _write_parquet(rows, columns, output)
-        count = 0
+    if fmt == "parquet":
+        return _write_parquet(rows, columns, output)
+    count = 0
 
-        def lines():
-            nonlocal count
-            if fmt == "jsonl":
-                for row in rows:
-                    count += 1
-                    yield json.dumps({c: row[c] for c in columns}) + "\n"
-                return
-            buffer = _LineBuffer()
-            writer = csv.writer(buffer, delimiter="," if fmt == "csv" else "\t", lineterminator="\n")
-            writer.writerow(columns)
-            yield buffer.take()
+    def lines():
+        nonlocal count
+        if fmt == "jsonl":
             for row in rows:
                 count += 1
-                writer.writerow([_text(row[c]) for c in columns])
-                yield buffer.take()
+                yield json.dumps({c: row[c] for c in columns}) + "\n"
+            return
+        buffer = _LineBuffer()
+        writer = csv.writer(buffer, delimiter="," if fmt == "csv" else "\t", lineterminator="\n")
+        writer.writerow(columns)
+        yield buffer.take()
+        for row in rows:
+            count += 1
+            writer.writerow([_text(row[c]) for c in columns])
+            yield buffer.take()
 
-        write_atomic(output, lines())
-        return count
+    write_atomic(output, lines())
+    return count
 
 
 class _LineBuffer:
@@ -363,7 +405,9 @@ def _write_parquet(rows, columns, output: Path) -> int:
             data[c].append(row[c])
     types = {"value": pa.float64(), "upper_bound": pa.float64(), "seconds": pa.float64(), "certified": pa.bool_(),
              "time_limit": pa.float64(), "low_certified": pa.bool_(), "high_certified": pa.bool_()}
-    types.update({c: pa.float64() for c in ("low", "high", "low_bound", "high_bound", *COMPANION_COLUMNS)})
+    types.update({c: pa.float64() for c in ("low", "high", "low_bound", "high_bound", *COMPANION_COLUMNS,
+                                            "score_a", "score_b", "diff", "judged_a", "judged_b", "med")})
+    types["topics"] = pa.int64()
     table = pa.table({c: pa.array(data[c], type=types.get(c, pa.string())) for c in columns})
     temporary = output.with_name(f".{output.name}.tmp")
     try:

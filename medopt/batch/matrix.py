@@ -31,7 +31,8 @@ from ..errors import MedoptError, MedoptWarning
 from ..instance import RelevanceLimit, build_instance
 from ..io.passages import read_passage_judgments
 from ..io.paths import check_output_file
-from ..io.trec import file_sha256, judged_topics, read_qrels
+from .summary import pair_summary
+from ..io.trec import file_sha256, mean_topics, read_qrels, read_topic_choice
 from ..metrics import parse_metric
 from ..store import ResultStore, check_store_file
 from .engines import make_engine, read_runs
@@ -79,16 +80,21 @@ def resolve_method(metric, max_grade: int, settings: Settings, cache: dict) -> t
 
 def plan_job(runset: RunSet, metrics: list, settings: Settings, store: ResultStore | None, *, jobs: int = 1,
              fast_rows: int = FAST_ROWS_PER_TASK, instance_rows: int = INSTANCE_ROWS_PER_TASK,
-             topics: np.ndarray | None = None, retry: bool = False) -> Plan:
+             topics: np.ndarray | None = None, retry: bool = False, complete: bool = False) -> Plan:
     """Units for every unordered pair x common topic x metric the store does not hold yet (with ``retry``:
-    or holds uncertified), cut into tasks; ``topics`` (a mask over topic codes) restricts the topics."""
+    or holds uncertified), cut into tasks; ``topics`` (a mask over topic codes) restricts the topics;
+    ``complete`` (trec_eval's -c): every pair takes every chosen topic, a run that did not retrieve one
+    ranking nothing there."""
     plan, cache, fast_units, slow_units = Plan(), {}, [], []
     chosen = topics
     n = len(runset.names)
     for i in range(n):
         for j in range(i + 1, n):
-            common = runset.common_topics(i, j)
-            plan.one_sided += int(np.count_nonzero((runset.length[i] > 0) | (runset.length[j] > 0))) - len(common)
+            if complete and chosen is not None:
+                common = np.flatnonzero(chosen)
+            else:
+                common = runset.common_topics(i, j)
+                plan.one_sided += int(np.count_nonzero((runset.length[i] > 0) | (runset.length[j] > 0))) - len(common)
             if chosen is not None:
                 common = common[chosen[common]]
             tops = runset.max_grade[common]
@@ -206,14 +212,15 @@ def _remove_store(path: Path) -> None:
 
 def run_matrix(runs, metrics, *, qrels=None, store="medopt-matrix.sqlite", settings: Settings = Settings(),
                engine: str = "local", jobs: int | None = None, scheduler: str | None = None, resume: bool = False,
-               retry: bool = False, judged_only: bool = False, honour_rank: bool = False,
+               retry: bool = False, complete: bool = False, topics=None, honour_rank: bool = False,
                progress: bool | None = None, fast_rows: int = FAST_ROWS_PER_TASK,
                instance_rows: int = INSTANCE_ROWS_PER_TASK, cluster_options: dict | None = None,
                warn=_warn, spans=None) -> MatrixReport:
     """Compute MED for every unordered pair of ``runs`` (TREC files) x common topic x metric into ``store``.
 
     ``retry`` (with ``resume``) computes again the rows stored uncertified: a time limit reached, a solver
-    stopped early (not a heuristic's rows). ``judged_only`` leaves out the topics the qrels do not judge.
+    stopped early (not a heuristic's rows). Topics per SPEC 10 (io.trec.mean_topics): those the qrels judge
+    and the pair retrieved; ``complete`` (-c) every judged topic; ``topics`` only those.
     ``warn`` receives what the user should know (default: :class:`MedoptWarning` warnings).
     MED-U (SPEC 8): ``U(L=..)`` metrics (alone in the job), ``runs`` 8-column passage runs and ``spans`` the
     relevant spans file (:mod:`medopt.batch.passageset`).
@@ -255,20 +262,14 @@ def run_matrix(runs, metrics, *, qrels=None, store="medopt-matrix.sqlite", setti
         in_two = np.add.reduce([runset.has(i) for i in range(len(runset.names))]) >= 2
     else:
         columns = read_runs(list(runs), honour_rank=honour_rank, jobs=jobs)
-        runset = load_runset(None, judgments, max_grade=settings.max_grade, columns=columns)
+        extra = [t for t, judged in judgments.items() if judged] if complete else ()
+        runset = load_runset(None, judgments, max_grade=settings.max_grade, columns=columns, extra_topics=extra)
         if len(set(runset.names)) != len(runset.names):
             raise MedoptError("two runs have the same name and file name; give each run a distinct file")
         in_two = np.add.reduce([length > 0 for length in runset.length]) >= 2  # topics some pair shares
-    if not in_two.any():
+    if not in_two.any() and not complete:
         raise MedoptError(f"no two of the {len(runset.names)} runs share a topic: nothing to compare")
-    kept, notes = judged_topics([runset.topics[t] for t in np.flatnonzero(in_two)], judgments, qrels,
-                                judged_only=judged_only)
-    for note in notes:
-        warn(note)
-    chosen = None
-    if judged_only:
-        kept = set(kept)
-        chosen = np.array([t in kept for t in runset.topics], dtype=bool)
+    chosen = chosen_topics(runset, in_two, judgments, qrels, complete=complete, topics=topics, warn=warn)
     read_seconds = time.perf_counter() - started
     done = [0]
     try:
@@ -281,7 +282,7 @@ def run_matrix(runs, metrics, *, qrels=None, store="medopt-matrix.sqlite", setti
                                      topics=chosen, retry=retry)
             else:
                 plan = plan_job(runset, metrics, settings, results, jobs=jobs, fast_rows=fast_rows,
-                                instance_rows=instance_rows, topics=chosen, retry=retry)
+                                instance_rows=instance_rows, topics=chosen, retry=retry, complete=complete)
             if plan.tasks:
                 _execute(plan, runset, settings, results, make_engine(engine, jobs=jobs, scheduler=scheduler,
                                                                      cluster_options=cluster_options),
@@ -292,6 +293,7 @@ def run_matrix(runs, metrics, *, qrels=None, store="medopt-matrix.sqlite", setti
                 done[0] += len(extra)
                 plan.rows += len(extra)
                 plan.stored += held
+            results.replace_pairs(pair_summary(results.rows(), runset))  # the per-pair summary, made anew
     except BaseException as error:
         if created and store.exists() and not _holds_rows(store):
             _remove_store(store)  # a job that stored nothing leaves nothing behind
@@ -303,6 +305,18 @@ def run_matrix(runs, metrics, *, qrels=None, store="medopt-matrix.sqlite", setti
                         plan.one_sided, time.perf_counter() - started, read_seconds, plan.retried)
 
 
+def chosen_topics(runset, in_two: np.ndarray, judgments: dict, qrels, *, complete: bool = False, topics=None,
+                  warn=_warn) -> np.ndarray:
+    """The mask over the runset's topic codes of the topics a matrix job computes (SPEC 10, decided by
+    io.trec.mean_topics): judged and shared by some pair of runs; ``complete``: every judged topic."""
+    shared = [runset.topics[t] for t in np.flatnonzero(in_two)]
+    kept, notes = mean_topics(shared, judgments, qrels, complete=complete, chosen=read_topic_choice(topics))
+    for note in notes:
+        warn(note)
+    kept = set(kept)
+    return np.array([t in kept for t in runset.topics], dtype=bool)
+
+
 def _holds_rows(store: Path) -> bool:
     try:
         with ResultStore(store, write=False) as results:
@@ -312,16 +326,16 @@ def _holds_rows(store: Path) -> bool:
 
 
 def collect_rows(runset: RunSet, metrics, settings: Settings = Settings(), *, engine: str = "local",
-                 jobs: int | None = None, topics: np.ndarray | None = None) -> list[tuple]:
+                 jobs: int | None = None, topics: np.ndarray | None = None, complete: bool = False) -> list[tuple]:
     """Every pair x common topic x metric of ``runset``, computed without a store (rows in COLUMNS order);
-    ``topics`` (a mask over topic codes) restricts the topics."""
+    ``topics`` (a mask over topic codes) restricts the topics; ``complete`` as for plan_job."""
     jobs = jobs or os.cpu_count() or 1
     parsed = [parse_metric(m) for m in metrics]
     if getattr(runset, "characters", False):  # a PassageSet: MED-U
         plan = plan_passages(Plan(), runset, parsed, settings, None, jobs=jobs, rows=FAST_ROWS_PER_TASK,
                              topics=topics)
     else:
-        plan = plan_job(runset, parsed, settings, None, jobs=jobs, topics=topics)
+        plan = plan_job(runset, parsed, settings, None, jobs=jobs, topics=topics, complete=complete)
     rows = []
     with make_engine(engine, jobs=jobs) as runner:
         for part in runner.run(runset, settings, plan.tasks):

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import MedoptError
 from ..io.trec import _stem, read_run, run_names, sort_topics
+from ..metrics import resolve_max_grade
 
 # Byte classes of ASCII text: 0 part of a token, 1 whitespace to str.split(), 2 newline, 3 anything
 # the quick parser leaves to read_run (other control bytes, non-ASCII).
@@ -212,18 +213,20 @@ class RunSet:
         return np.flatnonzero((self.length[run_a] > 0) & (self.length[run_b] > 0))
 
 
-def load_runset(paths, qrels: dict | None = None, *, honour_rank: bool = False, max_grade: int | None = None,
-                columns: list | None = None, grade_scale: dict | None = None) -> RunSet:
+def load_runset(paths, qrels: dict | None = None, *, honour_rank: bool = False, max_grade=None,
+                columns: list | None = None, grade_scale: dict | None = None, extra_topics=()) -> RunSet:
     """Read runs (or take already read ``columns``) and code them over one vocabulary.
 
-    Each topic's top grade G is ``max_grade`` if given, else the default of SPEC 1 over the
-    topic's judgments in ``grade_scale`` (default: ``qrels``; a subsample of qrels keeps the
-    scale of the full qrels this way).
+    Each topic's top grade G follows SPEC 1 (metrics.resolve_max_grade): ``max_grade`` if an
+    integer, else the largest grade of the whole of ``grade_scale`` (default: ``qrels``; a
+    subsample of qrels keeps the scale of the full qrels this way); ``"per-topic"``: the largest
+    grade of each topic's judgments there.  ``extra_topics`` (trec_eval's -c: judged topics no run
+    retrieved) are coded too, every run ranking nothing there.
     """
     columns = columns if columns is not None else [read_run_columns(p, honour_rank=honour_rank) for p in paths]
     qrels = qrels or {}
     topic_text = np.unique(np.concatenate([c.topics for c in columns]))
-    topics = sort_topics(t.decode("utf-8") for t in topic_text.tolist())
+    topics = sort_topics({*(t.decode("utf-8") for t in topic_text.tolist()), *extra_topics})
     topic_code = {t: i for i, t in enumerate(topics)}
     doc_text = np.unique(np.concatenate([c.docs for c in columns]))
     ids, starts, lengths = [], [], []
@@ -240,9 +243,11 @@ def load_runset(paths, qrels: dict | None = None, *, honour_rank: bool = False, 
         starts.append(start)
         lengths.append(length)
     judged_topic, judged_doc, judged_grade = _flatten(qrels, topic_code)
-    if max_grade is not None:
-        tops = np.full(len(topics), max_grade, np.int64)
-    else:  # SPEC 1: the largest grade in the topic's judgments, and at least 1
+    scale = qrels if grade_scale is None else grade_scale
+    top = resolve_max_grade(max_grade, scale)
+    if top is not None:
+        tops = np.full(len(topics), top, np.int64)
+    else:  # --max-grade per-topic: the largest grade in the topic's judgments, and at least 1
         scale_topic, scale_grade = (judged_topic, judged_grade) if grade_scale is None else \
             _flatten(grade_scale, topic_code)[::2]
         tops = np.ones(len(topics), np.int64)

@@ -4,6 +4,7 @@ peer check (the work is done by :mod:`medopt.campaigns`)."""
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -18,9 +19,9 @@ from ..campaigns.search import SEARCH_COLUMNS, search, summary_row
 from ..errors import MedoptError
 from ..io.paths import check_output_directory
 from ..io.results import write_rows
-from ..io.trec import judged_topics, read_qrels
-from ..metrics import parse_metric
-from .common import MedoptCommand, judged_only_option, main, time_limit_option
+from ..io.trec import mean_topics, read_qrels, read_topic_choice
+from ..metrics import PER_TOPIC, parse_metric, resolve_max_grade
+from .common import MaxGrade, MedoptCommand, main, time_limit_option, topic_options
 from .common import warn as _warn
 
 DEFAULT_SEARCH_BUDGET = 20_000  # points per heuristic and metric: about 10 s for greedy at k = 6
@@ -35,8 +36,9 @@ DEFAULT_SEARCH_BUDGET = 20_000  # points per heuristic and metric: about 10 s fo
                    "'tabu(seed=3,iterations=200)'. Repeatable (default: every heuristic for each metric).")
 @click.option("--solver", type=click.Choice(["highs", "cpsat"]), default=None, help="Exact solver (default: CP-SAT for AP, HiGHS otherwise).")
 @time_limit_option
-@click.option("--max-grade", type=int, default=None,
-              help="Top grade G (runs: default the topic's largest grade; --generate: the grades generated).")
+@click.option("--max-grade", type=MaxGrade(), default=None,
+              help="Top grade G (runs: default the largest grade of the whole qrels, per-topic: each topic's; "
+                   "--generate: the grades generated).")
 @click.option("--gains", default=None, metavar="G:GAIN,...", help="Explicit gain map, e.g. 0:0,1:0.25,2:0.75.")
 @click.option("--residual", is_flag=True, help="RBP: credit the unseen tail to the better list.")
 @click.option("--generate", type=click.IntRange(min=1), default=None, help="Certify on N seeded random instances.")
@@ -59,11 +61,11 @@ DEFAULT_SEARCH_BUDGET = 20_000  # points per heuristic and metric: about 10 s fo
               help="Directory for instances.csv, summary.csv and counterexample JSON files (peer.csv, peer_summary.csv).")
 @click.option("--show", type=click.IntRange(min=0), default=5, show_default=True, help="Counterexamples printed.")
 @click.option("--honour-rank", is_flag=True, help="Order by the rank column instead of trec_eval's score order.")
-@judged_only_option
+@topic_options
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
 def certify_command(runs, qrels, metrics, heuristics, solver, time_limit, max_grade, gains, residual, generate,
                     depth, seed, judged_fraction, max_unjudged, search, budget, seconds, peer, out, show, honour_rank,
-                    judged_only, progress):
+                    complete, topics, progress):
     """Heuristic MED against the exact MED: on every topic of every pair of RUNS, or on --generate N instances.
 
     Prints one summary row per heuristic and metric (fraction of certified instances where the heuristic is
@@ -71,6 +73,11 @@ def certify_command(runs, qrels, metrics, heuristics, solver, time_limit, max_gr
     With --search, looks for the instances where each heuristic falls furthest short instead; with --peer,
     checks a peer tool's MED values against the exact ones.
     """
+    if max_grade == PER_TOPIC and (generate or search):
+        raise MedoptError("--max-grade per-topic applies to RUNS with --qrels (generated instances have their own G)")
+    if complete:
+        raise MedoptError("-c adds topics a run did not retrieve; certify checks heuristics on the topics the runs "
+                          "share: drop -c")
     settings = Settings(solver=solver, time_limit=time_limit, max_grade=None if generate else max_grade,
                         gains=parse_gains(gains), residual=residual)
     show_progress = sys.stderr.isatty() if progress is None else progress
@@ -78,14 +85,16 @@ def certify_command(runs, qrels, metrics, heuristics, solver, time_limit, max_gr
     if out_dir:
         check_output_directory(out_dir, "--out")  # made only when the results are written
     if search:
-        if runs or qrels or generate or peer or judged_only:
-            raise MedoptError("--search makes its own instances: drop RUNS, --qrels, --generate, --peer and "
-                              "--judged-topics-only")
+        if runs or qrels or generate or peer or complete or topics:
+            raise MedoptError("--search makes its own instances: drop RUNS, --qrels, --generate, --peer, -c and "
+                              "--topics")
         return search_command(metrics, heuristics, settings, depth, seed, budget, seconds, max_unjudged, max_grade,
                               out_dir, show)
     if budget is not None or seconds is not None:
         raise MedoptError("--budget and --seconds apply to --search")
     judgments = read_qrels(qrels) if qrels else {}
+    if not generate:  # SPEC 1: G of the whole qrels (an integer --max-grade as given; per-topic: each topic's)
+        settings = replace(settings, max_grade=resolve_max_grade(max_grade, judgments))
     if peer:
         if generate or metrics or heuristics:
             raise MedoptError("--peer fixes the metrics and compares no heuristic: drop --generate, -m, --heuristic")
@@ -101,8 +110,8 @@ def certify_command(runs, qrels, metrics, heuristics, solver, time_limit, max_gr
     if not metrics:
         raise MedoptError("say which metric(s) to certify with -m (e.g. -m AP@10)")
     if generate:
-        if runs or qrels or judged_only:
-            raise MedoptError("--generate makes its own instances: drop RUNS, --qrels and --judged-topics-only")
+        if runs or qrels or complete or topics:
+            raise MedoptError("--generate makes its own instances: drop RUNS, --qrels, -c and --topics")
         cases = cases_from_generator(generate, seed=seed, k=depth, max_grade=max_grade,
                                      judged_fraction=judged_fraction, max_unjudged=max_unjudged)
     else:
@@ -111,7 +120,7 @@ def certify_command(runs, qrels, metrics, heuristics, solver, time_limit, max_gr
         cases = cases_from_runs(read_runs(runs, honour_rank), judgments, _warn)
         if not cases:
             raise MedoptError("the runs have no topic in common")
-        kept, notes = judged_topics({case.topic for case in cases}, judgments, qrels, judged_only=judged_only)
+        kept, notes = mean_topics({case.topic for case in cases}, judgments, qrels, chosen=read_topic_choice(topics))
         for note in notes:
             _warn(note)
         cases = [case for case in cases if case.topic in set(kept)]

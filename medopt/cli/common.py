@@ -21,6 +21,7 @@ import click
 from .. import methods
 from ..errors import MedoptError
 from ..instance import RelevanceLimit
+from ..metrics import PER_TOPIC
 
 DEFAULT_TIME_LIMIT = 60.0  # seconds per MED on the command line (exact methods); 0 or none: no limit
 _TERMINATED = []  # set by the SIGTERM handler: the interrupt came from SIGTERM (exit status 143)
@@ -196,10 +197,36 @@ def time_limit_option(function):
                         help=TIME_LIMIT_HELP)(function)
 
 
-def judged_only_option(function):
-    return click.option("--judged-topics-only", "judged_only", is_flag=True,
-                        help="Only the topics the qrels judge (as trec_eval does); by default a topic without "
-                             "judgments counts with nothing judged, with a warning.")(function)
+def topic_options(function):
+    """SPEC 10's topics: those the qrels judge and the runs retrieved (trec_eval's default); -c as in
+    trec_eval; --topics to choose some."""
+    function = click.option("--topics", "topics", default=None, metavar="FILE|LIST",
+                            help="Only these topics: a file of topic ids (one per line) or a list such as "
+                                 "301,302.")(function)
+    return click.option("-c", "--complete", "complete", is_flag=True,
+                        help="As trec_eval -c: average over every topic the qrels judge, a topic a run did not "
+                             "retrieve counting as an empty ranking (default: the judged topics the runs "
+                             "retrieved; run topics the qrels do not judge are left out).")(function)
+
+
+class MaxGrade(click.ParamType):
+    """--max-grade: an integer G >= 1, or per-topic."""
+
+    name = "G|per-topic"
+
+    def convert(self, value, param, ctx):
+        if value is None or isinstance(value, int) and not isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text == PER_TOPIC:
+            return PER_TOPIC
+        try:
+            grade = int(text)
+        except ValueError:
+            grade = 0
+        if grade < 1:
+            self.fail(f"{value!r} is not a grade (an integer >= 1, or {PER_TOPIC})", param, ctx)
+        return grade
 
 
 def metric_option(function):
@@ -215,7 +242,9 @@ def method_options(function):
                      help=", ".join(["auto", *methods.method_names()]) + "."),
         click.option("--solver", default=None, help="Exact solver: highs or cpsat (default: CP-SAT for AP at depth 50 and more, HiGHS otherwise)."),
         time_limit_option,
-        click.option("--max-grade", type=int, default=None, help="Top grade G (default: largest grade in the topic's qrels, at least 1)."),
+        click.option("--max-grade", type=MaxGrade(), default=None,
+                     help="Top grade G (default: the largest grade in the whole qrels file, at least 1); "
+                          "per-topic: each topic's largest judged grade."),
         click.option("--pad", type=click.Choice(["none", "free"]), default="none", show_default=True,
                      help="free: fill short rankings to k with unjudged documents (Tan & Clarke)."),
         click.option("--residual", is_flag=True, help="RBP: credit the unseen tail to the better list."),

@@ -10,7 +10,7 @@ import click
 from ..batch import unique_measures
 from ..io.paths import check_output_file
 from ..runs import OUTPUT_FORMATS, compare_rows, format_output, write_output
-from .common import judged_only_option, main, method_options, metric_option, parse_limits, warn
+from .common import main, method_options, metric_option, parse_limits, topic_options, warn
 
 
 @main.command()
@@ -27,18 +27,24 @@ from .common import judged_only_option, main, method_options, metric_option, par
                    "prints them (with --range MEDlow_ and MEDhigh_ too); latex: a booktabs table of the means.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Output file (default: stdout).")
 @click.option("--honour-rank", is_flag=True, help="Order by the rank column instead of trec_eval's score order.")
-@judged_only_option
+@topic_options
+@click.option("-q", "per_topic", is_flag=True,
+              help="As trec_eval -q: a row per topic and metric before the summary rows (topic 'all').")
 @click.option("--range", "ranges", is_flag=True,
-              help="Also the difference range [low, high] of M(A) - M(B) per topic (each end certified on its own), "
-                   "and in the 'all' row the mean difference range with its verdict: decided (it excludes 0) or "
-                   "can flip.")
+              help="Also the difference range [low, high] of M(A) - M(B) (each end certified on its own), and in "
+                   "the summary the mean difference range with its verdict (SPEC 7): decided (a proven bound "
+                   "excludes 0), can flip (a completion ties or reverses the comparison) or open (a time limit "
+                   "stopped a solve before it proved its end).")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when stderr is a terminal).")
 def compare(run_a, run_b, qrels, spans, metrics, method, solver, time_limit, max_grade, pad, residual, strategy, at_most,
-            at_least, fmt, output, honour_rank, judged_only, ranges, progress):
-    """MED between RUN_A and RUN_B for every common topic and metric, then the mean (topic 'all').
+            at_least, fmt, output, honour_rank, complete, topics, per_topic, ranges, progress):
+    """MED between RUN_A and RUN_B: a summary row per metric (topic 'all'): each run's observed mean
+    (unjudged = not relevant, as trec_eval), their difference, Judged@k, the mean MED; -q adds a row per
+    topic, as trec_eval -q.  Means are over the topics the qrels judge and both runs retrieved (-c: every
+    judged topic).
 
-    With --range, each topic's difference range too, and the mean difference range: the comparison
-    is decided when no completion of the judgments can change which run is better on average."""
+    With --range, the mean difference range too, and its verdict: the comparison is decided when no
+    completion of the judgments can change which run is better on average."""
     parsed, companions = unique_measures(metrics, warn, passages=True)
     limits = parse_limits(at_most, at_least)
     if fmt == "parquet" and not output:
@@ -48,7 +54,7 @@ def compare(run_a, run_b, qrels, spans, metrics, method, solver, time_limit, max
     rows, columns = compare_rows(
         run_a, run_b, qrels, parsed + companions, method=method, solver=solver, time_limit=time_limit, max_grade=max_grade,
         pad=pad, residual=residual, strategy=strategy, limits=limits, honour_rank=honour_rank,
-        judged_only=judged_only, ranges=ranges, progress=sys.stderr.isatty() if progress is None else progress,
+        complete=complete, topics=topics, per_topic=per_topic, ranges=ranges, progress=sys.stderr.isatty() if progress is None else progress,
         warn=warn, sides=("RUN_A", "RUN_B"), spans=spans)
     if output:
         write_output(rows, columns, fmt, output)

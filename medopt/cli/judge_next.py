@@ -8,7 +8,7 @@ from ..io.paths import check_output_file
 from ..io.results import FORMATS
 from ..judging import JUDGE_COLUMNS, POLICIES, judge_next
 from ..runs import format_output, write_output
-from .common import DEFAULT_TIME_LIMIT, TimeLimit, judged_only_option, main, warn
+from .common import DEFAULT_TIME_LIMIT, MaxGrade, TimeLimit, main, topic_options, warn
 
 
 @main.command("judge-next")
@@ -33,9 +33,9 @@ from .common import DEFAULT_TIME_LIMIT, TimeLimit, judged_only_option, main, war
 @click.option("--format", "fmt", type=click.Choice((*FORMATS, "parquet")), default="csv", show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Output file (default: stdout).")
 @click.option("--honour-rank", is_flag=True, help="Order by the rank column instead of trec_eval's score order.")
-@judged_only_option
+@topic_options
 def judge_next_command(runs, qrels, metric, budget, per_topic, policy, target, seed, max_grade, method, solver,
-                       time_limit, fmt, output, honour_rank, judged_only):
+                       time_limit, fmt, output, honour_rank, complete, topics):
     """List the (topic, docid) to judge next for RUNS (every pair of them), best first, each with why it
     was chosen.  Goal: every pair's mean difference range decided (SPEC 7), or with --target every pair's
     mean MED at most the target.  Each pair's current mean range is printed on stderr."""
@@ -46,7 +46,7 @@ def judge_next_command(runs, qrels, metric, budget, per_topic, policy, target, s
     summary = []
     frame = judge_next(list(runs), qrels, metric, budget=budget, policy=policy, per_topic=per_topic,
                        target=target, seed=seed, max_grade=max_grade, method=method, solver=solver,
-                       time_limit=time_limit, honour_rank=honour_rank, judged_only=judged_only,
+                       time_limit=time_limit, honour_rank=honour_rank, complete=complete, topics=topics,
                        summary=summary, warn=warn)
     for row in summary:
         state = "done" if row["done"] else "open"

@@ -7,8 +7,8 @@ import click
 from ..batch import FAST_ROWS_PER_TASK, INSTANCE_ROWS_PER_TASK, Settings, run_matrix
 from ..io.paths import check_output_file
 from ..plots import check_image_outputs, plot_heatmap
-from ..store import export_format, export_results
-from .common import judged_only_option, main, method_options, metric_option, parse_limits, warn
+from ..store import export_format, export_pairs, export_results
+from .common import main, method_options, metric_option, parse_limits, topic_options, warn
 
 
 @main.command("matrix")
@@ -29,13 +29,17 @@ from .common import judged_only_option, main, method_options, metric_option, par
 @click.option("--retry-timeouts", "retry", is_flag=True,
               help="With --resume: compute again the rows stored uncertified (time limit reached, solver stopped "
                    "early), e.g. under a larger --time-limit or another --solver.")
-@judged_only_option
+@topic_options
 @click.option("--fast-path/--no-fast-path", default=True, show_default=True,
               help="Array kernels for P, DCG, SDCG, RBP (closed form) and nDCG (Alg. 1, profile search).")
 @click.option("--chunk-size", type=click.IntRange(min=1), default=None,
               help="Rows per task (default: 4096 for the fast path, 4 for per-topic methods).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="When done, export the store here (.csv, .tsv, .jsonl or .parquet).")
+@click.option("--summary", "summary", type=click.Path(dir_okay=False), default=None,
+              help="When done, write the per-pair summary here (.csv, .tsv, .jsonl or .parquet): each pair's observed "
+                   "means (unjudged = not relevant), their difference, Judged@k, the mean MED and, with --range, the "
+                   "mean difference range and verdict (also in the store's 'pairs' table).")
 @click.option("--heatmap", type=click.Path(dir_okay=False), default=None,
               help="When done, draw the clustered heatmap of mean MED here (.png or .pdf).")
 @click.option("--honour-rank", is_flag=True, help="Order by the rank column instead of trec_eval's score order.")
@@ -45,8 +49,8 @@ from .common import judged_only_option, main, method_options, metric_option, par
                    "it: --resume keeps to the store's choice.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
 def matrix_command(runs, qrels, spans, metrics, method, solver, time_limit, max_grade, pad, residual, strategy, at_most,
-                   at_least, jobs, engine, scheduler, store, resume, retry, judged_only, fast_path, chunk_size,
-                   output, heatmap, honour_rank, ranges, progress):
+                   at_least, jobs, engine, scheduler, store, resume, retry, complete, topics, fast_path, chunk_size,
+                   output, summary, heatmap, honour_rank, ranges, progress):
     """MED for every unordered pair of RUNS x every common topic x every metric, into a results store.
 
     Stop it at any time (Ctrl-C, SIGTERM, or kill): rerun with --resume and it completes the job.
@@ -59,10 +63,13 @@ def matrix_command(runs, qrels, spans, metrics, method, solver, time_limit, max_
     if output:  # checked now: not after an hour of computing
         export_format(output)
         check_output_file(output, "-o")
+    if summary:
+        export_format(summary)
+        check_output_file(summary, "--summary")
     if heatmap:
         check_image_outputs([heatmap], "--heatmap")
     report = run_matrix(list(runs), list(metrics), qrels=qrels, store=store, settings=settings, engine=engine,
-                        jobs=jobs, scheduler=scheduler, resume=resume, retry=retry, judged_only=judged_only,
+                        jobs=jobs, scheduler=scheduler, resume=resume, retry=retry, complete=complete, topics=topics,
                         honour_rank=honour_rank, progress=progress, fast_rows=chunk_size or FAST_ROWS_PER_TASK,
                         instance_rows=chunk_size or INSTANCE_ROWS_PER_TASK, warn=warn, spans=spans)
     if report.one_sided:
@@ -74,6 +81,9 @@ def matrix_command(runs, qrels, spans, metrics, method, solver, time_limit, max_
     if output:
         count = export_results(store, output)
         click.echo(f"medopt: wrote {count} rows to {output}", err=True)
+    if summary:
+        count = export_pairs(store, summary)
+        click.echo(f"medopt: wrote the summary of {count} pair(s) x metric(s) to {summary}", err=True)
     if heatmap:
         plot_heatmap(store, [heatmap])
         click.echo(f"medopt: wrote {heatmap}", err=True)

@@ -119,7 +119,8 @@ def one_topic(a, b=None, judgments=None, *, honour_rank: bool = False):
 
     A sequence of doc ids stays as it is, and so does a ``{doc_id: grade}`` mapping of judgments; a
     run in any other form must hold one topic (a ``{doc_id: score}`` mapping is one topic's scores),
-    and qrels holding several topics give that topic's judgments."""
+    and qrels holding several topics give that topic's judgments.  The fourth item is SPEC 1's G of
+    such qrels (the largest grade of every topic, at least 1; None when one topic's judgments came)."""
     topics = set()
     rankings = []
     for what, value in (("a", a), ("b", b)):
@@ -143,14 +144,15 @@ def one_topic(a, b=None, judgments=None, *, honour_rank: bool = False):
     if len(topics) > 1:
         raise MedoptError(f"rankings a and b are of different topics: {' and '.join(sorted(topics))}")
     if judgments is None or (isinstance(judgments, Mapping) and not _nested(judgments)):
-        return rankings[0], rankings[1], judgments
+        return rankings[0], rankings[1], judgments, None
     qrels = as_qrels(judgments, "judgments")
+    top = max([1, *(max(judged.values()) for judged in qrels.values() if judged)])
     if topics:
-        return rankings[0], rankings[1], qrels.get(next(iter(topics)), {})
+        return rankings[0], rankings[1], qrels.get(next(iter(topics)), {}), top
     if len(qrels) > 1:
         raise MedoptError(f"judgments hold {len(qrels)} topics and the rankings name none: give one topic's "
                           "judgments, or rankings that name their topic")
-    return rankings[0], rankings[1], next(iter(qrels.values()), {})
+    return rankings[0], rankings[1], next(iter(qrels.values()), {}), top
 
 
 def _nested(mapping: Mapping) -> bool:

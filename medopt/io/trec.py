@@ -214,36 +214,65 @@ def _some(topics: list[str], count: int = 10) -> str:
     return " ".join(topics[:count]) + (" ..." if len(topics) > count else "")
 
 
-def judged_topics(topics, qrels: Mapping, qrels_path, *, judged_only: bool = False) -> tuple[list[str], list[str]]:
-    """The topics to compute (all, or with ``judged_only`` those the qrels judge, as trec_eval does) and
-    the warnings a user wants: qrels with no judgment, qrels judging none or only some of the topics."""
-    topics = sort_topics(topics)
+def mean_topics(retrieved, qrels: Mapping, qrels_path, *, complete: bool = False,
+                chosen=None) -> tuple[list[str], list[str]]:
+    """SPEC 10, the one place that decides which topics a mean is over: the topics the qrels judge
+    (at least one judgment) and the run(s) ``retrieved``, as trec_eval averages; with ``complete``
+    (trec_eval's ``-c``) every topic the qrels judge, a run that did not retrieve one ranking
+    nothing there.  Without qrels (``qrels_path`` None) nothing is judged and the retrieved topics
+    count.  ``chosen`` (``--topics``) keeps only those topics.  Returns the topics (sort_topics
+    order) and the warnings: retrieved topics left out as not judged, chosen topics not there."""
+    retrieved = set(retrieved)
+    notes = []
     if qrels_path is None:
-        if judged_only:
-            raise MedoptError("--judged-topics-only needs --qrels")
-        return topics, []
-    judged = [t for t in topics if qrels.get(t)]
-    missing = [t for t in topics if not qrels.get(t)]
-    if not any(qrels.values()):
-        problem = f"{qrels_path} holds no judgments (empty, or comments only)"
-    elif not judged and topics:
-        problem = (f"{qrels_path} judges none of the {len(topics)} topic(s) of the runs (it judges "
-                   f"{_some(sort_topics(t for t in qrels if qrels[t]), 5)}; the runs have {_some(topics, 5)})")
+        topics = retrieved
     else:
-        problem = None
-    if judged_only:
-        if problem:
-            raise MedoptError(f"--judged-topics-only: {problem}")
-        notes = [f"--judged-topics-only: {len(missing)} of {len(topics)} topic(s) left out, not judged in "
-                 f"{qrels_path}: {_some(missing)}"] if missing else []
-        return judged, notes
-    if problem:
-        return topics, [f"{problem}: every document counts as unjudged"]
-    if missing:
-        return topics, [f"{len(missing)} of {len(topics)} topic(s) have no judgments in {qrels_path} and count "
-                        f"with nothing judged: {_some(missing)}; --judged-topics-only leaves them out, as "
-                        "trec_eval does"]
-    return topics, []
+        judged = {t for t, judgments in qrels.items() if judgments}
+        if not judged:
+            raise MedoptError(f"{qrels_path} holds no judgments (empty, or comments only): no topic to average "
+                              "over (give no qrels to compare with nothing judged)")
+        topics = judged if complete else retrieved & judged
+        if not topics:
+            raise MedoptError(f"{qrels_path} judges none of the {len(retrieved)} topic(s) of the runs (it judges "
+                              f"{_some(sort_topics(judged), 5)}; the runs have {_some(sort_topics(retrieved), 5)})")
+        left_out = sort_topics(retrieved - judged)
+        if left_out:
+            notes.append(f"{len(left_out)} of {len(retrieved)} run topic(s) left out, not judged in {qrels_path} "
+                         f"(means are over the judged topics, as trec_eval's): {_some(left_out)}")
+    if chosen is not None:
+        chosen = [str(t) for t in chosen]
+        absent = [t for t in chosen if t not in topics]
+        topics = topics & set(chosen)
+        if absent:
+            notes.append(f"{len(absent)} of the {len(chosen)} chosen topic(s) are not among the topics compared "
+                         f"(judged and retrieved): {_some(absent)}")
+        if not topics:
+            raise MedoptError("none of the chosen topics is judged and retrieved: nothing to compare")
+    return sort_topics(topics), notes
+
+
+def read_topic_choice(value) -> list[str] | None:
+    """``--topics``: a file with one topic id per line (the first field; ``#`` comments skipped), or a
+    comma- or space-separated list of ids; None stays None."""
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [str(t) for t in value]
+    text = str(value)
+    if os.path.isfile(text):
+        topics = []
+        with open(text, encoding="utf-8", errors="replace") as lines:
+            for line in lines:
+                fields = line.split()
+                if fields and not fields[0].startswith("#"):
+                    topics.append(fields[0])
+        if not topics:
+            raise MedoptError(f"{text}: no topic ids (one per line)")
+        return topics
+    topics = [t for t in text.replace(",", " ").split() if t]
+    if not topics:
+        raise MedoptError(f"--topics {value!r}: give a file of topic ids or a list such as 1,2,3")
+    return topics
 
 
 # ---------------------------------------------------------------------------

@@ -9,12 +9,12 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from .base import REGISTRY, Grading, Metric, Reduction, declared_reductions, default_max_grade
+from .base import REGISTRY, Grading, Metric, Reduction, declared_reductions, default_max_grade, judged_at, PER_TOPIC, resolve_max_grade
 from .grammar import metric_names, parse_metric
 
 for _module in pkgutil.iter_modules(__path__):
     if _module.name not in ("base", "grammar", "proofs"):
         importlib.import_module(f"{__name__}.{_module.name}")
 
-__all__ = ["Metric", "Grading", "Reduction", "parse_metric", "default_max_grade", "REGISTRY", "metric_names",
+__all__ = ["Metric", "Grading", "Reduction", "parse_metric", "default_max_grade", "PER_TOPIC", "resolve_max_grade", "judged_at", "REGISTRY", "metric_names",
            "declared_reductions"]

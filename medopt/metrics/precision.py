@@ -12,6 +12,7 @@ REL = Param(int, 1, positive_int, "minimum grade counted as relevant")
 @register
 class Precision(Metric):
     family = "P"
+    rational = True
     PARAMS = {"rel": REL}
     needs_cutoff = True
     binary = True
@@ -36,6 +37,7 @@ class Precision(Metric):
 @register
 class ReciprocalRank(Metric):
     family = "RR"
+    rational = True
     PARAMS = {"rel": REL}
     binary = True
     doc = "RR@k = 1 / first relevant rank <= k, 0 if none"

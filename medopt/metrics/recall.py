@@ -16,6 +16,7 @@ from .precision import REL
 @register
 class Recall(Metric):
     family = "R"
+    rational = True
     PARAMS = {"rel": REL}
     needs_cutoff = True
     recall_based = True

@@ -11,6 +11,7 @@ from .precision import REL
 @register
 class Success(Metric):
     family = "Success"
+    rational = True
     PARAMS = {"rel": REL}
     needs_cutoff = True
     binary = True
