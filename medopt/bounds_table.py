@@ -56,7 +56,8 @@ def mean_row(run: str, metric: str, rows: Sequence[dict]) -> dict:
 
 
 def score_bounds(runs: Sequence, metrics: Sequence, qrels=None, *, complete: bool = False, topics=None,
-                 honour_rank: bool = False, progress: bool | None = None, warn=_warn, **settings) -> list[dict]:
+                 honour_rank: bool = False, progress: bool | None = None, warn=_warn, names=None,
+                 **settings) -> list[dict]:
     """Rows (BOUNDS_COLUMNS) for every run (TREC file) x topic x metric, and an ``all`` row per run and
     metric, in that order run by run.
 
@@ -65,7 +66,8 @@ def score_bounds(runs: Sequence, metrics: Sequence, qrels=None, *, complete: boo
     missing one an empty ranking; ``topics``: only those), so ``trec_eval`` is trec_eval's mean.
     G follows SPEC 1 (the largest grade of the whole qrels unless ``max_grade`` says otherwise).
     ``settings`` are the keywords of :func:`medopt.score_range` (max_grade, method, solver,
-    time_limit, residual, limits, strategy, ...).  Every input file is read before any computing.
+    time_limit, residual, limits, strategy, ...).  ``names`` (aligned with ``runs``; None: the runid)
+    names runs.  Every input file is read before any computing.
     ``warn`` receives what the user should know (default: :class:`MedoptWarning` warnings).
     """
     from tqdm import tqdm
@@ -75,7 +77,7 @@ def score_bounds(runs: Sequence, metrics: Sequence, qrels=None, *, complete: boo
     parsed = unique_metrics(metrics, warn)
     read = [read_run(path, honour_rank=honour_rank) for path in runs]
     judgments = read_qrels(qrels) if qrels else {}
-    names = run_names(*read)
+    names = [given or own for given, own in zip(names or [None] * len(read), run_names(*read))]
     every = {topic for run in read for topic in run.rankings}
     chosen, notes = mean_topics(every, judgments, qrels, complete=complete, chosen=read_topic_choice(topics))
     for note in notes:

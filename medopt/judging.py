@@ -319,11 +319,12 @@ def judge_next(runs, qrels=None, metric="AP@100", *, budget: int = 10, policy: s
                per_topic: int | None = None, target: float | None = None, seed: int = 0,
                max_grade: int | None = None, method: str = "auto", solver: str | None = None,
                time_limit: float | None = None, topics: Sequence[str] | None = None, honour_rank: bool = False,
-               complete: bool = False, summary: list | None = None, warn=None):
+               complete: bool = False, summary: list | None = None, warn=None, names=None):
     """The documents to judge next for ``runs`` (two or more: every pair is compared), as a DataFrame
     with the columns of ``medopt judge-next`` (JUDGE_COLUMNS), best first.
 
-    ``runs``: TREC files or any run form ``medopt.compare`` takes; ``qrels``: the judgments so far (a
+    ``runs``: TREC files or any run form ``medopt.compare`` takes (a dict name -> run, or ``names``
+    aligned with them, names them; default: their run ids); ``qrels``: the judgments so far (a
     file or any qrels form; None: nothing judged).  The goal is a decided mean difference range
     (SPEC 7) for every pair, or with ``target`` a mean MED at most ``target``.  ``policy``: lookahead
     (default), assignment, depth or random (``seed``); ``budget`` documents in all, at most
@@ -332,7 +333,11 @@ def judge_next(runs, qrels=None, metric="AP@100", *, budget: int = 10, policy: s
     a list that receives one row per pair (its mean range, mean MED, verdict)."""
     import pandas as pd  # only here: the state and the command's rows need no pandas
 
-    loaded = [as_run(run, f"run {i + 1}", honour_rank=honour_rank) for i, run in enumerate(runs)]
+    if isinstance(runs, Mapping):  # name -> run
+        names, runs = [str(name) for name in runs], list(runs.values())
+    names = list(names or [None] * len(runs))
+    loaded = [as_run(run, f"run {i + 1}", honour_rank=honour_rank, name=name)
+              for i, (name, run) in enumerate(zip(names, runs))]
     if len(loaded) < 2:
         raise MedoptError(f"judge-next needs at least two runs, got {len(loaded)}")
     names = run_names(*loaded)

@@ -198,12 +198,14 @@ def open_end(low, high) -> str | None:
 
 
 def exact_value(value: float) -> Fraction:
-    """A metric value as the rational it stands for: the simplest fraction with a denominator up
-    to 10^7 whose float is ``value`` (P@k's j/k, R@k's j/R, RR's 1/r and their differences), else
-    the float's own binary value.  Sums of these are exact, so a tie sums to 0, not to 1e-17."""
+    """A metric value as the rational it stands for: the simplest fraction with a denominator up to
+    10^7 within 1e-15 of ``value`` (P@k's j/k, R@k's j/R, RR's 1/r and their differences, after the
+    float rounding of a few operations), else the float's own binary value.  Two such fractions are
+    at least 1e-14 apart, so the one found is unique.  Sums of these are exact, so a tie sums to 0,
+    not to 1e-17."""
     value = float(value)
     guess = Fraction(value).limit_denominator(10 ** 7)
-    return guess if float(guess) == value else Fraction(value)
+    return guess if abs(float(guess) - value) <= 1e-15 else Fraction(value)
 
 
 def exact_mean(values, *, rational: bool = False) -> float:

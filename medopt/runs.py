@@ -109,7 +109,7 @@ def compare_rows(run_a, run_b, qrels=None, metrics=None, *, method: str = "auto"
         first = as_run(run_a, "run_a", honour_rank=honour_rank)
         second = as_run(run_b, "run_b", honour_rank=honour_rank)
         judgments = as_qrels(qrels)
-    name_a, name_b = names if names is not None else run_names(first, second)
+    name_a, name_b = (given or default for given, default in zip(names or (None, None), run_names(first, second)))
     pair = pair_topics(first, second)
     if not pair.common and not complete:
         raise MedoptError(f"{first.path} and {second.path} have no topic in common ({first.path}: "
@@ -272,23 +272,30 @@ def _med_rows(rows) -> list:
     return rows
 
 
+def _mean_span(metric: str, rows):
+    """The mean difference range of one pair's per-topic rows (compare's or a matrix store's), verdict
+    included (result.mean_range)."""
+    return mean_range([(r["low"], r["high"], r.get("low_bound"), r.get("high_bound")) for r in rows],
+                      rational=getattr(parse_metric(metric), "rational", False))
+
+
 def to_trec_eval(rows) -> str:
     """``trec_eval -q`` text of one pair's rows (``MED_<metric>`` measures; with ranges ``MEDlow_`` and
     ``MEDhigh_`` too): see :mod:`medopt.io.reports`."""
-    return trec_eval_text(_med_rows(_records(rows)))
+    return trec_eval_text(_med_rows(_records(rows)), _mean_span)
 
 
 def to_latex(rows, *, digits: int = 4, caption: str | None = None, label: str = "tab:med") -> str:
     """A booktabs table (ranx's style) of the mean MED, and the mean difference range, per pair and metric."""
-    return latex_text(_med_rows(_records(rows)), digits=digits, caption=caption, label=label)
+    return latex_text(_med_rows(_records(rows)), digits=digits, caption=caption, label=label, mean_span=_mean_span)
 
 
 def format_output(rows, columns, fmt: str) -> str:
     """Rows as text: csv, tsv, jsonl, trec_eval or latex."""
     if fmt == "trec_eval":
-        return trec_eval_text(_med_rows(rows))
+        return trec_eval_text(_med_rows(rows), _mean_span)
     if fmt == "latex":
-        return latex_text(_med_rows(rows))
+        return latex_text(_med_rows(rows), mean_span=_mean_span)
     if fmt == "parquet":
         raise MedoptError("parquet is binary: give an output file (-o out.parquet)")
     return format_rows(rows, columns, fmt)

@@ -213,14 +213,13 @@ def test_qrels_warnings(tmp_path, qrels, fragment):
         (tmp_path / "medopt-matrix.sqlite").unlink(missing_ok=True)
 
 
-def test_judged_topics_only(tmp_path):
+def test_judged_topics_only_by_default(tmp_path):
     write_inputs(tmp_path)
     (tmp_path / "w.txt").write_text("1 0 d11 1\n3 0 d30 0\n")
-    result = cli(tmp_path, "compare", "a.run", "b.run", "--qrels", "w.txt", "-m", "P@5", "--judged-topics-only")
+    result = cli(tmp_path, "compare", "a.run", "b.run", "--qrels", "w.txt", "-m", "P@5", "-q")
     assert result.exit_code == 0, result.output
     assert [line.split(",")[2] for line in result.stdout.splitlines()[1:]] == ["1", "3", "all"]
-    matrix = cli(tmp_path, "matrix", "a.run", "b.run", "--qrels", "w.txt", "-m", "P@5", "-j", "1",
-                 "--judged-topics-only")
+    matrix = cli(tmp_path, "matrix", "a.run", "b.run", "--qrels", "w.txt", "-m", "P@5", "-j", "1")
     assert matrix.exit_code == 0 and "2 MED(s) computed" in matrix.stderr
 
 
@@ -372,7 +371,7 @@ VALUES = {
     "--example": ["moffat-x3x4", "nope"],
     "--seed": ["1", "x"],
 }
-FLAGS = ["--resume", "--retry-timeouts", "--judged-topics-only", "--no-progress", "--residual", "--no-fast-path",
+FLAGS = ["--resume", "--retry-timeouts", "-c", "--no-progress", "--residual", "--no-fast-path",
          "--honour-rank", "--no-assignment", "-h"]
 
 

@@ -5,6 +5,8 @@ from pathlib import Path
 
 import ir_measures
 import pandas as pd
+import math
+
 import pytest
 
 import medopt
@@ -63,15 +65,22 @@ def test_med_range_gives_both_ends_and_the_mean_range(inputs, compared):
         assert metric.value == pytest.approx(compared.loc[("AP@5", metric.query_id), column], abs=1e-12)
 
 
-def test_a_query_one_run_lacks_is_an_empty_ranking_and_unjudged_queries_are_left_out():
+def test_queries_are_compares_and_complete_counts_every_judged_one():
+    """SPEC 10: a value for the judged queries both runs retrieved (q1); the others are NaN and left out
+    of the mean, as compare leaves them out; complete=True (-c) counts every judged query."""
     qrels = {"q1": {"a": 1, "b": 0}, "q2": {"c": 1}, "q3": {"e": 1}}
     run = {"q1": {"a": 2.0, "x": 1.0}, "q2": {"c": 1.0, "d": 0.5}, "q9": {"a": 1.0}}
     other = {"q1": {"x": 2.0, "a": 1.0}}
-    values = {m.query_id: m.value for m in ir_measures.iter_calc([medopt.MED(other, "P@2")], qrels, run)}
-    assert values == {"q1": medopt.med("P@2", ["a", "x"], ["x", "a"], qrels["q1"]).value,
-                      "q2": medopt.med("P@2", ["c", "d"], [], qrels["q2"]).value,
-                      "q3": 0.0}  # neither run retrieved q3: ir_measures' default; q9 is not judged
-    assert values["q2"] == 1.0
+    measure = medopt.MED(other, "P@2")
+    values = {m.query_id: m.value for m in ir_measures.iter_calc([measure], qrels, run)}
+    q1 = medopt.med("P@2", ["a", "x"], ["x", "a"], qrels["q1"]).value
+    assert values["q1"] == q1 and set(values) == {"q1", "q2", "q3"}
+    assert math.isnan(values["q2"]) and math.isnan(values["q3"])  # one run or neither retrieved them
+    assert ir_measures.calc_aggregate([measure], qrels, run)[measure] == q1
+    complete = medopt.MED(other, "P@2", complete=True)
+    values = {m.query_id: m.value for m in ir_measures.iter_calc([complete], qrels, run)}
+    assert values == {"q1": q1, "q2": medopt.med("P@2", ["c", "d"], [], qrels["q2"]).value, "q3": 0.0}
+    assert values["q2"] == 1.0  # q9 is not judged: never counted
 
 
 def test_measures_against_different_runs_are_different_measures():

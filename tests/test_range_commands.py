@@ -86,16 +86,16 @@ def test_bounds_rows_are_the_api_ranges_and_trec_eval_scores(files):
             assert float(mean["low"]) <= float(mean["trec_eval"]) <= float(mean["high"])
 
 
-def test_bounds_judged_topics_only_and_jsonl(files, tmp_path):
+def test_bounds_judged_topics_and_jsonl(files, tmp_path):
     runs, qrels = files
     out = tmp_path / "bounds.jsonl"
-    result = invoke("bounds", runs["ra"], runs["rc"], "--qrels", qrels, "-m", "P@3", "--judged-topics-only",
+    result = invoke("bounds", runs["ra"], runs["rc"], "--qrels", qrels, "-m", "P@3",
                     "--format", "jsonl", "-o", out)
     assert result.exit_code == 0, result.output
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [(r["run"], r["topic"]) for r in rows] == [("ra", "1"), ("ra", "2"), ("ra", "all"),
                                                       ("rc", "1"), ("rc", "2"), ("rc", "all")]
-    assert "1 of 3 topic(s) left out" in result.stderr
+    assert "1 of 3 run topic(s) left out" in result.stderr
 
 
 def test_bounds_residual_raises_the_high_end_by_the_tail(files):

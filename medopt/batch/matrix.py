@@ -215,7 +215,7 @@ def run_matrix(runs, metrics, *, qrels=None, store="medopt-matrix.sqlite", setti
                retry: bool = False, complete: bool = False, topics=None, honour_rank: bool = False,
                progress: bool | None = None, fast_rows: int = FAST_ROWS_PER_TASK,
                instance_rows: int = INSTANCE_ROWS_PER_TASK, cluster_options: dict | None = None,
-               warn=_warn, spans=None) -> MatrixReport:
+               warn=_warn, spans=None, names=None) -> MatrixReport:
     """Compute MED for every unordered pair of ``runs`` (TREC files) x common topic x metric into ``store``.
 
     ``retry`` (with ``resume``) computes again the rows stored uncertified: a time limit reached, a solver
@@ -223,7 +223,8 @@ def run_matrix(runs, metrics, *, qrels=None, store="medopt-matrix.sqlite", setti
     and the pair retrieved; ``complete`` (-c) every judged topic; ``topics`` only those.
     ``warn`` receives what the user should know (default: :class:`MedoptWarning` warnings).
     MED-U (SPEC 8): ``U(L=..)`` metrics (alone in the job), ``runs`` 8-column passage runs and ``spans`` the
-    relevant spans file (:mod:`medopt.batch.passageset`).
+    relevant spans file (:mod:`medopt.batch.passageset`).  ``names`` (aligned with ``runs``, None: the
+    run's own) names runs, as ``NAME=PATH`` arguments do.
     """
     started = time.perf_counter()
     if len(runs) < 2:
@@ -264,6 +265,7 @@ def run_matrix(runs, metrics, *, qrels=None, store="medopt-matrix.sqlite", setti
         columns = read_runs(list(runs), honour_rank=honour_rank, jobs=jobs)
         extra = [t for t, judged in judgments.items() if judged] if complete else ()
         runset = load_runset(None, judgments, max_grade=settings.max_grade, columns=columns, extra_topics=extra)
+        runset.names = [given or own for given, own in zip(names or [None] * len(runset.names), runset.names)]
         if len(set(runset.names)) != len(runset.names):
             raise MedoptError("two runs have the same name and file name; give each run a distinct file")
         in_two = np.add.reduce([length > 0 for length in runset.length]) >= 2  # topics some pair shares

@@ -197,6 +197,24 @@ def time_limit_option(function):
                         help=TIME_LIMIT_HELP)(function)
 
 
+def named_runs(arguments) -> tuple[list[str], list]:
+    """RUN arguments as (paths, names): ``NAME=PATH`` names the run NAME (when the argument itself is no
+    file and PATH is one); a plain PATH keeps its runid (None here)."""
+    paths, names = [], []
+    for argument in arguments:
+        name, sep, path = str(argument).partition("=")
+        if sep and name and not os.path.exists(argument) and os.path.exists(path):
+            paths.append(path)
+            names.append(name)
+        else:
+            paths.append(str(argument))
+            names.append(None)
+    given = [n for n in names if n is not None]
+    if len(set(given)) < len(given):
+        raise MedoptError(f"two runs are named alike: {' '.join(given)}")
+    return paths, names
+
+
 def topic_options(function):
     """SPEC 10's topics: those the qrels judge and the runs retrieved (trec_eval's default); -c as in
     trec_eval; --topics to choose some."""

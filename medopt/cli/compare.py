@@ -10,7 +10,7 @@ import click
 from ..batch import unique_measures
 from ..io.paths import check_output_file
 from ..runs import OUTPUT_FORMATS, compare_rows, format_output, write_output
-from .common import main, method_options, metric_option, parse_limits, topic_options, warn
+from .common import main, method_options, metric_option, named_runs, parse_limits, topic_options, warn
 
 
 @main.command()
@@ -51,11 +51,12 @@ def compare(run_a, run_b, qrels, spans, metrics, method, solver, time_limit, max
         raise click.UsageError("--format parquet writes a file: give -o FILE")
     if output:
         check_output_file(output, "-o")
+    (run_a, run_b), names = named_runs([run_a, run_b])
     rows, columns = compare_rows(
         run_a, run_b, qrels, parsed + companions, method=method, solver=solver, time_limit=time_limit, max_grade=max_grade,
         pad=pad, residual=residual, strategy=strategy, limits=limits, honour_rank=honour_rank,
         complete=complete, topics=topics, per_topic=per_topic, ranges=ranges, progress=sys.stderr.isatty() if progress is None else progress,
-        warn=warn, sides=("RUN_A", "RUN_B"), spans=spans)
+        warn=warn, sides=("RUN_A", "RUN_B"), spans=spans, names=names)
     if output:
         write_output(rows, columns, fmt, output)
     else:

@@ -8,7 +8,7 @@ from ..io.paths import check_output_file
 from ..io.results import FORMATS
 from ..judging import JUDGE_COLUMNS, POLICIES, judge_next
 from ..runs import format_output, write_output
-from .common import DEFAULT_TIME_LIMIT, MaxGrade, TimeLimit, main, topic_options, warn
+from .common import DEFAULT_TIME_LIMIT, MaxGrade, TimeLimit, main, named_runs, topic_options, warn
 
 
 @main.command("judge-next")
@@ -24,8 +24,9 @@ from .common import DEFAULT_TIME_LIMIT, MaxGrade, TimeLimit, main, topic_options
 @click.option("--target", type=click.FloatRange(min=0), default=None,
               help="Goal: each pair's mean MED at most this (default goal: every pair decided).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random policy.")
-@click.option("--max-grade", type=click.IntRange(min=1), default=None,
-              help="Top grade G (default: largest grade in the topic's qrels, at least 1).")
+@click.option("--max-grade", type=MaxGrade(), default=None,
+              help="Top grade G (default: the largest grade in the whole qrels file, at least 1); per-topic: each "
+                   "topic's largest judged grade.")
 @click.option("--method", default="auto", show_default=True, help="Method for the ranges (auto, exact, ...).")
 @click.option("--solver", default=None, help="Exact solver: highs or cpsat.")
 @click.option("--time-limit", type=TimeLimit(), default=DEFAULT_TIME_LIMIT,
@@ -44,7 +45,8 @@ def judge_next_command(runs, qrels, metric, budget, per_topic, policy, target, s
     if output:
         check_output_file(output, "-o")
     summary = []
-    frame = judge_next(list(runs), qrels, metric, budget=budget, policy=policy, per_topic=per_topic,
+    paths, names = named_runs(runs)
+    frame = judge_next(paths, qrels, names=names, metric, budget=budget, policy=policy, per_topic=per_topic,
                        target=target, seed=seed, max_grade=max_grade, method=method, solver=solver,
                        time_limit=time_limit, honour_rank=honour_rank, complete=complete, topics=topics,
                        summary=summary, warn=warn)

@@ -8,7 +8,7 @@ from ..batch import FAST_ROWS_PER_TASK, INSTANCE_ROWS_PER_TASK, Settings, run_ma
 from ..io.paths import check_output_file
 from ..plots import check_image_outputs, plot_heatmap
 from ..store import export_format, export_pairs, export_results
-from .common import main, method_options, metric_option, parse_limits, topic_options, warn
+from .common import main, method_options, metric_option, named_runs, parse_limits, topic_options, warn
 
 
 @main.command("matrix")
@@ -68,10 +68,12 @@ def matrix_command(runs, qrels, spans, metrics, method, solver, time_limit, max_
         check_output_file(summary, "--summary")
     if heatmap:
         check_image_outputs([heatmap], "--heatmap")
+    runs, names = named_runs(runs)
     report = run_matrix(list(runs), list(metrics), qrels=qrels, store=store, settings=settings, engine=engine,
                         jobs=jobs, scheduler=scheduler, resume=resume, retry=retry, complete=complete, topics=topics,
                         honour_rank=honour_rank, progress=progress, fast_rows=chunk_size or FAST_ROWS_PER_TASK,
-                        instance_rows=chunk_size or INSTANCE_ROWS_PER_TASK, warn=warn, spans=spans)
+                        instance_rows=chunk_size or INSTANCE_ROWS_PER_TASK, warn=warn, spans=spans,
+                        names=names)
     if report.one_sided:
         warn(f"{report.one_sided} (pair, topic) combination(s) skipped: the topic is in only one run of the pair")
     again = f" ({report.retried} of them again: stored uncertified)" if report.retried else ""

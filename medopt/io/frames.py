@@ -73,6 +73,7 @@ def as_run(value, what: str = "run", *, honour_rank: bool = False, name: str | N
     source = f"{what} ({describe(value)})"
     if _is_frame(value):
         rankings = _frame_run(value, source, honour_rank)
+        name = name or _frame_run_name(value, source)
     elif _ranx(value, "run"):
         name = name or getattr(value, "name", None)
         rankings = _dict_run(value.to_dict(), source, honour_rank)
@@ -365,6 +366,20 @@ def _frame_run(frame, source: str, honour_rank: bool, item: str = "row") -> dict
         keys, ascending = ["t", "r", "s", "d"], [True, True, True, False]
     table = table.sort_values(keys, ascending=ascending, kind="stable")
     return {topic: tuple(group.tolist()) for topic, group in table.groupby("t", sort=False)["d"]}
+
+
+def _frame_run_name(frame, source: str) -> str | None:
+    """The run's name from a ``run`` (or ``runid``, ``run_id``, PyTerrier's ``name``) column holding one
+    value, as a TREC file's runid column names it; None without such a column; an error when it holds
+    several (one frame, one run)."""
+    for column in ("run", "runid", "run_id"):
+        if column in frame.columns:
+            names = frame[column].dropna().astype(str).unique().tolist()
+            if len(names) > 1:
+                raise InputFrameError(source, None, column, f"holds {len(names)} run names ({', '.join(names[:3])}"
+                                      f"{', ...' if len(names) > 3 else ''}): give one run per frame")
+            return names[0] if names else None
+    return None
 
 
 def _named(row) -> str:

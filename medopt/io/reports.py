@@ -12,7 +12,7 @@ and each measure's mean over the topics (topic ``all``).  Values are written as 
 
 LaTeX: a booktabs table in the style of ranx's ``Report.to_latex()``: one row per pair of runs, one
 column per metric holding the mean MED (a dagger: some topic's value is not certified) and, with
-ranges, the mean difference range in brackets (bold: it excludes 0, the comparison is decided).
+ranges, the mean difference range in brackets (bold: its verdict is decided, SPEC 7).
 """
 
 from __future__ import annotations
@@ -27,8 +27,10 @@ def _med(row: dict) -> float:
     return row["med"] if "med" in row else row["value"]
 
 
-def summarise(rows) -> dict:
-    """(run_a, run_b) -> metric -> the mean row: med, low, high (None without ranges), certified, topics."""
+def summarise(rows, mean_span=None) -> dict:
+    """(run_a, run_b) -> metric -> the mean row: med, low, high, verdict (None without ranges), certified,
+    topics.  Where the rows hold no mean row, ``mean_span(metric, rows)`` makes the mean range and its
+    verdict (the caller's: result.mean_range, the one place a verdict is made)."""
     pairs: dict = {}
     given: dict = {}
     for row in rows:
@@ -47,19 +49,25 @@ def summarise(rows) -> dict:
             if mean_row is not None:
                 summary.update(med=_med(mean_row), certified=bool(mean_row["certified"]),
                                low=mean_row.get("low") if ranged else None,
-                               high=mean_row.get("high") if ranged else None)
+                               high=mean_row.get("high") if ranged else None,
+                               verdict=mean_row.get("verdict") if ranged else None,
+                               topics=mean_row.get("topics") or len(topics))
             else:
+                if ranged and mean_span is None:
+                    raise MedoptError("ranges without their mean rows: give the rows of medopt.compare")
+                span = mean_span(metric, topics) if ranged else None
                 summary.update(med=mean(_med(r) for r in topics), certified=all(r["certified"] for r in topics),
-                               low=mean(r["low"] for r in topics) if ranged else None,
-                               high=mean(r["high"] for r in topics) if ranged else None)
+                               low=span.low if ranged else None, high=span.high if ranged else None,
+                               verdict=span.verdict if ranged else None)
             table.setdefault(key, {})[metric] = summary
     return table
 
 
-def trec_eval_text(rows) -> str:
-    """The rows as ``trec_eval -q`` prints its measures (see the module docstring)."""
+def trec_eval_text(rows, mean_span=None) -> str:
+    """The rows as ``trec_eval -q`` prints its measures (see the module docstring); ``mean_span`` as for
+    summarise."""
     rows = list(rows)
-    table = summarise(rows)
+    table = summarise(rows, mean_span)
     if len(table) != 1:
         raise MedoptError(f"the trec_eval format holds one pair of runs; these rows hold {len(table)} "
                           "(select one pair's rows)")
@@ -101,9 +109,11 @@ def _label(index: int) -> str:
     return letters[index] if index < len(letters) else letters[index // len(letters) - 1] + letters[index % 26]
 
 
-def latex_text(rows, *, digits: int = 4, caption: str | None = None, label: str = "tab:med") -> str:
-    """A booktabs table of the mean MED (and the mean difference range) per pair of runs and metric."""
-    table = summarise(list(rows))
+def latex_text(rows, *, digits: int = 4, caption: str | None = None, label: str = "tab:med",
+               mean_span=None) -> str:
+    """A booktabs table of the mean MED (and the mean difference range) per pair of runs and metric;
+    ``mean_span`` as for summarise."""
+    table = summarise(list(rows), mean_span)
     if not table:
         raise MedoptError("no rows to put in a table")
     metrics = list(dict.fromkeys(m for per_pair in table.values() for m in per_pair))
@@ -118,7 +128,7 @@ def latex_text(rows, *, digits: int = 4, caption: str | None = None, label: str 
         text = number(summary["med"]) + ("" if summary["certified"] else r"$^\dagger$")
         if ranged and summary["low"] is not None:
             span = f"$[{number(summary['low'])}, {number(summary['high'])}]$"
-            decided = summary["low"] > 0 or summary["high"] < 0
+            decided = summary["verdict"] == "decided"
             text += r" {\scriptsize " + (r"\textbf{" + span + "}" if decided else span) + "}"
         return text
 
