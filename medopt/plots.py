@@ -307,7 +307,7 @@ def label_panels(axes, key, points, labels) -> None:
 
 def plot_scatter(store, outputs, metrics=None) -> None:
     """Mean MED of each pair under one metric (x) against another (y), each point named by its pair (or
-    numbered, with a key, beyond :data:`NAMED` pairs); both axes from 0."""
+    numbered, with a key, beyond :data:`NAMED` pairs)."""
     rows = load_values(store)
     metrics = _chosen_metrics(rows, metrics)
     if len(metrics) < 2:
@@ -320,8 +320,6 @@ def plot_scatter(store, outputs, metrics=None) -> None:
     y = np.array([y_means[p] for p in pairs])
     figure, (axis,), key = labelled_figure(len(pairs))
     tau = tau_scatter(axis, x, y)
-    axis.set_xlim(0, max(float(np.max(x, initial=0.0)), 1e-6) * 1.08)
-    axis.set_ylim(0, max(float(np.max(y, initial=0.0)), 1e-6) * 1.08)
     axis.set_xlabel(f"mean MED-{x_metric}")
     axis.set_ylabel(f"mean MED-{y_metric}")
     axis.set_title(f"{len(pairs)} pairs of runs; Kendall's tau = {tau:.3f}", fontsize=10)

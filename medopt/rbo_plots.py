@@ -63,8 +63,6 @@ def plot_rbo(runs, qrels, outputs, *, metric: str = "RBP(p=0.9)", rbo: str = "RB
         raise MedoptError("no pair of runs shares a topic: nothing to draw")
     figure, (axis,), key = labelled_figure(len(pairs))
     tau = tau_scatter(axis, 1 - ext, med)
-    axis.set_xlim(0, max(float(np.max(1 - ext)), 1e-6) * 1.08)
-    axis.set_ylim(0, max(float(np.max(med)), 1e-6) * 1.08)
     axis.set_xlabel(f"1 - mean {parse_companion(rbo)} (extrapolated)")
     axis.set_ylabel(f"mean MED-{med_label(metric)}")
     axis.set_title(f"{len(pairs)} pairs of runs; Kendall's tau = {tau:.3f}; largest mean residual "
@@ -107,10 +105,10 @@ def plot_depths(runs, qrels, outputs, *, metric: str = "SDCG", depths=(5, 20, 10
         y = np.array([means[k][p] for p in pairs])
         points.append((x, y))
         tau = tau_scatter(axis, x, y)
-        top = max(float(x.max()), float(y.max())) * 1.05 or 1.0  # each panel square on its own points
-        axis.plot([0, top], [0, top], color="grey", linewidth=0.8, linestyle="--")
-        axis.set_xlim(0, top)
-        axis.set_ylim(0, top)
+        limits = axis.get_xlim(), axis.get_ylim()  # the axes fit the points: room for their labels
+        axis.axline((0, 0), slope=1, color="grey", linewidth=0.8, linestyle="--")  # y = x, where it is in view
+        axis.set_xlim(*limits[0])
+        axis.set_ylim(*limits[1])
         axis.set_xlabel(f"mean MED-{label}@{reference}")
         axis.set_ylabel(f"mean MED-{label}@{k}")
         axis.set_title(f"{len(pairs)} pairs; Kendall's tau = {tau:.3f}", fontsize=10)

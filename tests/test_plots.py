@@ -288,3 +288,17 @@ def test_many_points_are_numbered_with_a_key(monkeypatch):
     lines = key.texts[0].get_text().splitlines()
     assert len(lines) == 45 and lines[0].split() == ["1", *labels[int(np.argmax(x + y))].split()]
     plots._pyplot().close(figure)
+
+
+def test_depths_with_its_default_metric_names_its_points(job, tmp_path, monkeypatch):
+    paths, qrels, _ = job
+    result = invoke("plot", "--kind", "depths", *paths, "--qrels", qrels, "-o", tmp_path / "d.png")
+    assert result.exit_code == 0, result.output  # SDCG, the default, without a cutoff (issue 49)
+    assert_images(tmp_path / "d.png")
+    from medopt import rbo_plots
+
+    figures = capture(monkeypatch, rbo_plots)
+    rbo_plots.plot_depths(paths, qrels, ["unused.png"], metric="P", depths=(5, 20))
+    (axis,) = figures[0].axes
+    assert {t.get_text() for t in axis.texts} == {f"run{i} | run{j}" for i in range(5) for j in range(i + 1, 5)}
+    assert axis.get_xlabel() == "mean MED-P@20" and axis.get_ylabel() == "mean MED-P@5"
