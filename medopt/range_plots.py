@@ -112,19 +112,15 @@ def load_ranges(store, metric: str | None = None, pair: tuple[str, str] | None =
     return metric, pair, [(r["topic"], r["low"], r["high"], r["certified"]) for r in ranges]
 
 
-def _stored_setting(store, name: str):
-    with open_existing(store) as results:
-        return results.settings().get(name)
-
-
 def observed_differences(store, runs, qrels, metric: str, pair) -> dict:
     """{topic: M(A) - M(B)} of the pair's runs with every unjudged document not relevant (trec_eval's
     scores), computed from ``runs`` (files; the pair's two among them) and ``qrels``, which must be the
     qrels the store was made with (its sha256 is checked), under the store's top grade G."""
-    stored = _stored_setting(store, "qrels_sha256")
+    with open_existing(store) as results:
+        settings = results.settings()
+    stored, grade = settings.get("qrels_sha256"), settings.get("max_grade")
     if stored and stored != "none" and file_sha256(qrels) != stored:
         raise MedoptError(f"{qrels}: not the qrels {store} was made with (their sha256 differ)")
-    grade = _stored_setting(store, "max_grade")
     max_grade = None if grade in (None, "None") else PER_TOPIC if grade == PER_TOPIC else int(grade)
     runset = load_runset(None, read_qrels(qrels), max_grade=max_grade, columns=read_runs(list(runs)))
     missing = [name for name in pair if name not in runset.names]
@@ -133,8 +129,8 @@ def observed_differences(store, runs, qrels, metric: str, pair) -> dict:
     observed = Observed(runset)
     rational = parse_metric(metric).rational
     found = {}
+    i, j = runset.names.index(pair[0]), runset.names.index(pair[1])
     for t, topic in enumerate(runset.topics):
-        i, j = runset.names.index(pair[0]), runset.names.index(pair[1])
         if runset.length[i][t] > 0 or runset.length[j][t] > 0:
             a, b = observed.of(pair[0], topic, metric)[0], observed.of(pair[1], topic, metric)[0]
             found[topic] = float(exact_value(a) - exact_value(b)) if rational else a - b
@@ -376,7 +372,7 @@ def plot_verdicts(store, outputs, metrics=None, method: str | None = None) -> di
                                   color="white" if kind in ("row", "column") else "black")
         axis.imshow(kinds, cmap=colours, vmin=-0.5, vmax=len(CELL_KINDS) - 0.5, interpolation="nearest")
         axis.set_xticks(range(size), order, rotation=90, fontsize=7)
-        axis.set_yticks(range(size), [f"{run} {score[run]:.4f}" for run in order], fontsize=7)
+        axis.set_yticks(range(size), [f"{run} ({score[run]:.4f})" for run in order], fontsize=7)
         axis.set_xticks(np.arange(size + 1) - 0.5, minor=True)
         axis.set_yticks(np.arange(size + 1) - 0.5, minor=True)
         axis.grid(which="minor", color="white", linewidth=0.8)
