@@ -3,8 +3,11 @@
 From a ``medopt matrix`` store:
 
 * :func:`plot_heatmap` -- mean MED between every two runs, rows and columns in the
-  order of an average-linkage clustering (scipy), with its dendrogram;
-* :func:`plot_scatter` -- mean MED of each pair under one metric against another;
+  order of an average-linkage clustering (scipy), with its dendrogram, one order for every
+  panel, the colour scale from 0;
+* :func:`plot_scatter` -- mean MED of each pair under one metric against another, each point
+  named by its pair (:func:`label_points`: adjustText keeps the names apart; beyond
+  :data:`NAMED` points they are numbered, with a key);
 * :func:`plot_distribution` -- the per-topic MEDs of each pair, as box plots.
 
 Computed from runs and qrels:
@@ -63,6 +66,29 @@ def _save(figure, outputs) -> None:
                     temporary.unlink()
     finally:
         _pyplot().close(figure)
+
+
+def save_pages(figures, outputs) -> None:
+    """Several figures as the pages of each .pdf of ``outputs`` (written as :func:`_save` writes one)."""
+    from matplotlib.backends.backend_pdf import PdfPages
+
+    check_image_outputs(outputs)
+    try:
+        for output in outputs:
+            if Path(output).suffix.lower() != ".pdf":
+                raise MedoptError(f"{output}: several pages are written to a .pdf only")
+            temporary = Path(output).with_name(f".{Path(output).name}.tmp.pdf")
+            try:
+                with PdfPages(temporary) as document:
+                    for figure in figures:
+                        document.savefig(figure, bbox_inches="tight")
+                temporary.replace(output)
+            finally:
+                if temporary.exists():
+                    temporary.unlink()
+    finally:
+        for figure in figures:
+            _pyplot().close(figure)
 
 
 def load_values(store) -> list[tuple]:
@@ -125,8 +151,30 @@ def cluster_order(matrix: np.ndarray):
     return leaves_list(tree).tolist(), tree
 
 
+def shared_order(rows, metrics) -> tuple[list[str], list, object]:
+    """One run order for every panel of a heatmap: the runs of all ``metrics`` (first-seen order), the
+    leaf order of one clustering and its linkage.  The clustering is of the mean, over the metrics, of
+    each metric's mean-MED matrix scaled by its largest value (so that no metric's scale dominates); a
+    pair a metric lacks counts only in the others.  With one metric it is that metric's clustering."""
+    matrices = [mean_matrix(rows, metric) for metric in metrics]
+    names = list(dict.fromkeys(name for names, _ in matrices for name in names))
+    index = {name: i for i, name in enumerate(names)}
+    stack = np.full((len(matrices), len(names), len(names)), np.nan)
+    for layer, (own, matrix) in zip(stack, matrices):
+        at = [index[name] for name in own]
+        top = np.nanmax(matrix)
+        layer[np.ix_(at, at)] = matrix / top if top > 0 else matrix
+    counts = np.isfinite(stack).sum(axis=0)
+    combined = np.where(counts > 0, np.nansum(stack, axis=0) / np.maximum(counts, 1), np.nan)  # NaN: no metric has it
+    np.fill_diagonal(combined, 0.0)
+    order, tree = cluster_order(combined)
+    return names, order, tree
+
+
 def plot_heatmap(store, outputs, metrics=None) -> None:
-    """Clustered heatmap of mean MED between runs (dendrogram on top), one panel per metric."""
+    """Clustered heatmap of mean MED between runs (dendrogram on top), one panel per metric, every panel
+    in the same run order (:func:`shared_order`, its dendrogram on each panel); the colour scale runs
+    from 0 (MED is never negative) to the panel's largest mean."""
     plt = _pyplot()
     rows = load_values(store)
     metrics = _chosen_metrics(rows, metrics)
@@ -134,15 +182,22 @@ def plot_heatmap(store, outputs, metrics=None) -> None:
     few = [metric for metric, n in sizes.items() if n < 2]
     if few:
         raise MedoptError(f"a heatmap needs results for at least two runs ({', '.join(few)} has fewer)")
-    size = max(4.0, 0.4 * max(sizes.values()) + 2.8)
+    everyone, order, tree = shared_order(rows, metrics)
+    labels = [everyone[i] for i in order]
+    n = len(labels)
+    size = max(4.0, 0.4 * n + 2.8)
     columns = min(3, len(metrics))
     lines = -(-len(metrics) // columns)
     figure = plt.figure(figsize=(size * columns, size * 1.15 * lines), layout="constrained")
     panels = figure.subfigures(lines, columns, squeeze=False).ravel() if len(metrics) > 1 else [figure]
     for panel, metric in zip(panels, metrics):
         names, matrix = mean_matrix(rows, metric)
-        n = len(names)
-        order, tree = cluster_order(matrix)
+        at = {name: i for i, name in enumerate(names)}
+        shown = np.full((n, n), np.nan)  # in the shared order; a run this metric lacks stays empty
+        for i, row_name in enumerate(labels):
+            for j, column_name in enumerate(labels):
+                if i != j and row_name in at and column_name in at:
+                    shown[i, j] = matrix[at[row_name], at[column_name]]
         grid = panel.add_gridspec(2, 2, height_ratios=[1, 4.5], width_ratios=[24, 1])
         top, heat, bar = panel.add_subplot(grid[0, 0]), panel.add_subplot(grid[1, 0]), panel.add_subplot(grid[1, 1])
         panel.add_subplot(grid[0, 1]).axis("off")
@@ -151,23 +206,24 @@ def plot_heatmap(store, outputs, metrics=None) -> None:
             from scipy.cluster.hierarchy import dendrogram
             dendrogram(tree, ax=top, no_labels=True, color_threshold=0, above_threshold_color="0.35")
             top.set_xlim(0, 10 * n)  # leaves sit at 5, 15, ...: cell centres of the heatmap below
-        shown = matrix[np.ix_(order, order)].copy()
-        np.fill_diagonal(shown, np.nan)
         colours = plt.get_cmap("viridis").with_extremes(bad="0.92")
-        image = heat.imshow(shown, cmap=colours, interpolation="nearest", aspect="auto")
-        labels = [names[i] for i in order]
+        high = float(np.nanmax(shown)) if np.isfinite(shown).any() else 0.0
+        image = heat.imshow(shown, cmap=colours, interpolation="nearest", aspect="auto", vmin=0.0,
+                            vmax=high if high > 0 else 1.0)
         heat.set_xticks(range(n), labels, rotation=90, fontsize=8)
         heat.set_yticks(range(n), labels, fontsize=8)
         if n <= 16:
-            low, high = np.nanmin(shown), np.nanmax(shown)
             for i in range(n):
                 for j in range(n):
-                    if i != j and np.isfinite(shown[i, j]):
-                        light = high > low and (shown[i, j] - low) / (high - low) > 0.6
+                    if np.isfinite(shown[i, j]):
+                        light = high > 0 and shown[i, j] / high > 0.6
                         heat.text(j, i, f"{shown[i, j]:.3f}", ha="center", va="center", fontsize=7,
                                   color="black" if light else "white")
         panel.colorbar(image, cax=bar, label=f"mean MED-{metric}")
-        top.set_title(f"MED-{metric}, mean over topics ({n} runs)", fontsize=10)
+        top.set_title(f"MED-{metric}, mean over topics ({sizes[metric]} runs)", fontsize=10)
+    if len(metrics) > 1:
+        figure.suptitle("runs in one order in every panel: a clustering of all panels' means, each scaled by its "
+                        "largest", fontsize=9)
     _save(figure, outputs)
 
 
@@ -180,9 +236,78 @@ def tau_scatter(axis, x, y, *, size: float = 18, alpha: float = 0.75) -> float:
     return kendalltau(x, y).statistic if len(x) > 1 else float("nan")
 
 
-def plot_scatter(store, outputs, metrics=None) -> None:
-    """Mean MED of each pair under one metric (x) against another (y)."""
+def pair_label(pair) -> str:
+    """The label of a point that stands for a pair of runs."""
+    return f"{pair[0]} | {pair[1]}"
+
+
+NAMED = 40  # up to this many points are named beside them; more are numbered, the names in a key
+
+
+def labelled_figure(points: int, panels: int = 1):
+    """A figure for ``panels`` square scatter panels of ``points`` points each: (figure, axes, key), key the
+    axis of the names' key when the points are numbered (more than :data:`NAMED`), else None."""
     plt = _pyplot()
+    side = float(min(10.0, max(5.0, 3.5 + 0.05 * points)))
+    if points <= NAMED:
+        figure, axes = plt.subplots(1, panels, figsize=(side * panels, side), squeeze=False)
+        return figure, list(axes[0]), None
+    columns = -(-points // 70)
+    figure = plt.figure(figsize=(side * panels + 2.4 * columns, side))
+    grid = figure.add_gridspec(1, panels + 1, width_ratios=[side] * panels + [2.4 * columns], wspace=0.25)
+    axes = [figure.add_subplot(grid[0, i]) for i in range(panels)]
+    key = figure.add_subplot(grid[0, panels])
+    key.axis("off")
+    return figure, axes, key
+
+
+def numbering(labels, x, y) -> list[int]:
+    """Point numbers 1, 2, ... from the upper right (largest x + y) down, for the key of many points."""
+    order = sorted(range(len(labels)), key=lambda i: (-(x[i] + y[i]), labels[i]))
+    numbers = [0] * len(labels)
+    for number, i in enumerate(order, 1):
+        numbers[i] = number
+    return numbers
+
+
+def label_points(axis, x, y, labels, numbers=None) -> None:
+    """Name each point (x, y) of ``axis`` by its label, or by its number when ``numbers`` are given (the
+    names then in :func:`draw_key`), the texts pushed apart (adjustText) so that none covers another or a
+    point, each joined to its point by a thin line.  Call it last, once the axis limits are set."""
+    from adjustText import adjust_text
+
+    texts = [str(n) for n in numbers] if numbers is not None else list(labels)
+    size = 5.5 if numbers is not None else 7 if len(texts) <= 20 else 6
+    drawn = [axis.text(a, b, text, fontsize=size, color="0.15") for a, b, text in zip(x, y, texts)]
+    if drawn:
+        adjust_text(drawn, x=np.asarray(x, dtype=float), y=np.asarray(y, dtype=float), ax=axis,
+                    expand=(1.2, 1.5), force_text=(0.3, 0.6), time_lim=3,
+                    arrowprops={"arrowstyle": "-", "color": "0.55", "lw": 0.4})
+
+
+def draw_key(key, labels, numbers) -> None:
+    """The names of numbered points, in columns of 70, on the axis ``key``."""
+    lines = [f"{n:>3}  {label}" for n, label in sorted(zip(numbers, labels))]
+    width = max(len(line) for line in lines) + 2
+    columns = [lines[i:i + 70] for i in range(0, len(lines), 70)]
+    rows = ["".join(column[r].ljust(width) for column in columns if r < len(column)) for r in range(len(columns[0]))]
+    key.text(0.0, 1.0, "\n".join(rows), transform=key.transAxes, va="top", ha="left", fontsize=5.5,
+             family="monospace")
+
+
+def label_panels(axes, key, points, labels) -> None:
+    """Label the points of every panel of ``axes`` (``points``: one (x, y) per panel; the same labels)."""
+    numbers = None
+    if key is not None:
+        numbers = numbering(labels, *points[0])
+        draw_key(key, labels, numbers)
+    for axis, (x, y) in zip(axes, points):
+        label_points(axis, x, y, labels, numbers)
+
+
+def plot_scatter(store, outputs, metrics=None) -> None:
+    """Mean MED of each pair under one metric (x) against another (y), each point named by its pair (or
+    numbered, with a key, beyond :data:`NAMED` pairs)."""
     rows = load_values(store)
     metrics = _chosen_metrics(rows, metrics)
     if len(metrics) < 2:
@@ -193,11 +318,12 @@ def plot_scatter(store, outputs, metrics=None) -> None:
     pairs = [p for p in x_means if p in y_means]
     x = np.array([x_means[p] for p in pairs])
     y = np.array([y_means[p] for p in pairs])
-    figure, axis = plt.subplots(figsize=(5, 5))
+    figure, (axis,), key = labelled_figure(len(pairs))
     tau = tau_scatter(axis, x, y)
     axis.set_xlabel(f"mean MED-{x_metric}")
     axis.set_ylabel(f"mean MED-{y_metric}")
     axis.set_title(f"{len(pairs)} pairs of runs; Kendall's tau = {tau:.3f}", fontsize=10)
+    label_panels([axis], key, [(x, y)], [pair_label(p) for p in pairs])
     _save(figure, outputs)
 
 

@@ -2,9 +2,15 @@
 
 * :func:`plot_ranges` -- from a store made with ``medopt matrix --range``: a forest plot of one
   pair of runs under one metric, each topic's difference range [low, high] of M(A) - M(B) as a
-  bar, and at the bottom the mean difference range [mean low, mean high] with its verdict
-  (decided: it excludes 0, no completion of the judgments changes which run is ahead on average;
-  else can flip).
+  bar coloured by its verdict, and at the bottom the mean difference range with its verdict
+  (:func:`medopt.result.mean_range`, from the topics' proven bounds: the one place a verdict is
+  made).  The observed difference (unjudged documents not relevant, trec_eval's) is marked: on the
+  mean row from the store's per-pair summary, on each topic's row when the runs and qrels are given.
+  Beyond :data:`PAGE` topics a PDF has every topic, :data:`PAGE` to a page (the mean row on each),
+  and a PNG the :data:`PAGE` widest ranges and one summary row of the others.
+* :func:`plot_verdicts` -- from the per-pair summary of such a store (its ``pairs`` table): a run x
+  run matrix coloured by each pair's verdict, the runs ordered by their observed score, each cell
+  the mean observed difference of its row's run minus its column's.
 * :func:`plot_bounds` -- computed from runs and qrels (:func:`medopt.bounds_table.score_bounds`):
   the runs ranked by their mean trec_eval score (unjudged documents not relevant), each with the
   range of its mean score, [mean low, mean high], as a bar and that score as a marker.
@@ -12,17 +18,25 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
+from .batch import read_runs
+from .batch.runset import load_runset
+from .batch.summary import Observed
 from .bounds_table import score_bounds
 from .errors import MedoptError
-from .metrics import parse_metric
-from .plots import _pyplot, _save
-from .result import verdict
+from .io.trec import file_sha256, read_qrels
+from .metrics import PER_TOPIC, parse_metric
+from .plots import _pyplot, _save, save_pages
+from .result import exact_mean, exact_value, mean_range, verdict
 from .store import RANGE_COLUMNS, open_existing
 
-# colours: ranges above 0 (A ahead under every assignment), below 0 (B ahead), across 0; the mean
-ABOVE, BELOW, ACROSS, MEAN = "tab:blue", "tab:orange", "0.65", "black"
+# colours: ranges decided for A (above 0) and for B (below 0), those that can flip, those left open; the mean
+ABOVE, BELOW, ACROSS, OPEN, MEAN = "tab:blue", "tab:orange", "0.72", "#e8d36a", "black"
+OBSERVED = "crimson"
+PAGE = 50  # topics on one page of the ranges plot
 
 
 def _some_pairs(pairs, count: int = 5) -> str:
@@ -37,21 +51,29 @@ def _pad_x(axis, lows, highs) -> None:
     axis.set_xlim(left - margin, right + margin)
 
 
-def load_ranges(store, metric: str | None = None, pair: tuple[str, str] | None = None) -> tuple[str, tuple, list]:
-    """The chosen metric, pair (run_a, run_b) and per-topic ranges ``(topic, low, high, certified)`` of
-    M(run_a) - M(run_b), from a store made with ``medopt matrix --range``.
+def ahead(low_bound: float) -> str:
+    """For a ``decided`` verdict (:func:`medopt.result.verdict`), the side of 0 its proven bounds lie on:
+    ``a`` when the low bound is above 0 (M(A) - M(B) > 0 under every grading), else ``b``."""
+    return "a" if low_bound > 0 else "b"
+
+
+def range_rows(store, metric: str | None = None, pair: tuple[str, str] | None = None) -> tuple[str, tuple, list]:
+    """The chosen metric, pair (run_a, run_b) and per-topic ranges of M(run_a) - M(run_b), dicts with
+    ``topic``, ``low``, ``high``, ``low_bound``, ``high_bound`` and ``certified``, from a store made with
+    ``medopt matrix --range``.
 
     ``metric`` may be left out when the store holds one, ``pair`` when it holds one pair; a pair
     stored the other way round has its ranges negated (the range of M(B) - M(A) is [-high, -low])."""
-    by_key: dict = {}  # (metric, run_a, run_b) -> {topic: (low, high, certified)}
+    by_key: dict = {}  # (metric, run_a, run_b) -> {topic: row}
     without_range = 0
     with open_existing(store) as results:
         for row in results.rows():
             if any(row[c] is None for c in RANGE_COLUMNS[:4]):
                 without_range += 1
                 continue
-            by_key.setdefault((row["metric"], row["run_a"], row["run_b"]), {}).setdefault(
-                row["topic"], (row["low"], row["high"], bool(row["low_certified"] and row["high_certified"])))
+            by_key.setdefault((row["metric"], row["run_a"], row["run_b"]), {}).setdefault(row["topic"], {
+                "topic": row["topic"], "low": row["low"], "high": row["high"], "low_bound": row["low_bound"],
+                "high_bound": row["high_bound"], "certified": bool(row["low_certified"] and row["high_certified"])})
     if not by_key:
         if without_range:
             raise MedoptError(f"{store} was made without --range: it holds MEDs, not difference ranges; rerun "
@@ -74,60 +96,303 @@ def load_ranges(store, metric: str | None = None, pair: tuple[str, str] | None =
         pair = pairs[0]
     pair = tuple(pair)
     if (metric, *pair) in by_key:
-        ranges = [(t, low, high, ok) for t, (low, high, ok) in by_key[(metric, *pair)].items()]
+        ranges = list(by_key[(metric, *pair)].values())
     elif (metric, pair[1], pair[0]) in by_key:
-        ranges = [(t, -high, -low, ok) for t, (low, high, ok) in by_key[(metric, pair[1], pair[0])].items()]
+        ranges = [dict(r, low=-r["high"], high=-r["low"], low_bound=-r["high_bound"], high_bound=-r["low_bound"])
+                  for r in by_key[(metric, pair[1], pair[0])].values()]
     else:
         raise MedoptError(f"no ranges for the pair {pair[0]} {pair[1]} under {metric} in the store "
                           f"(it has {_some_pairs(pairs)})")
     return metric, pair, ranges
 
 
-def plot_ranges(store, outputs, metric: str | None = None, pair: tuple[str, str] | None = None) -> dict:
-    """Forest plot of one pair's per-topic difference ranges (sorted by their middle), 0 marked, the mean
-    difference range as a distinct bar at the bottom and the verdict in the title.  Returns the mean
-    range: ``{"low", "high", "verdict"}``."""
-    metric, (run_a, run_b), ranges = load_ranges(store, metric, pair)
-    ranges.sort(key=lambda r: (r[1] + r[2], r[1]))
-    low = float(np.mean([r[1] for r in ranges]))
-    high = float(np.mean([r[2] for r in ranges]))
-    decided = verdict(low, high)
-    plt = _pyplot()
-    n = len(ranges)
-    figure, axis = plt.subplots(figsize=(7, max(3.2, 0.16 * n + 2.0)), layout="constrained")
-    positions = np.arange(n) + 2  # the mean sits at 0, one empty row above it
-    colours = [ABOVE if lo > 0 else BELOW if hi < 0 else ACROSS for _, lo, hi, _ in ranges]
-    widths = [max(hi - lo, 0.0) for _, lo, hi, _ in ranges]
-    axis.barh(positions, widths, left=[lo for _, lo, _, _ in ranges], height=0.7, color=colours,
-              edgecolor=["none" if ok else "red" for *_, ok in ranges], linewidth=0.8)
-    points = [(r[1], y, c) for r, y, w, c in zip(ranges, positions, widths, colours) if w == 0]
+def load_ranges(store, metric: str | None = None, pair: tuple[str, str] | None = None) -> tuple[str, tuple, list]:
+    """As :func:`range_rows`, each topic's range a tuple ``(topic, low, high, certified)``."""
+    metric, pair, ranges = range_rows(store, metric, pair)
+    return metric, pair, [(r["topic"], r["low"], r["high"], r["certified"]) for r in ranges]
+
+
+def observed_differences(store, runs, qrels, metric: str, pair) -> dict:
+    """{topic: M(A) - M(B)} of the pair's runs with every unjudged document not relevant (trec_eval's
+    scores), computed from ``runs`` (files; the pair's two among them) and ``qrels``, which must be the
+    qrels the store was made with (its sha256 is checked), under the store's top grade G."""
+    with open_existing(store) as results:
+        settings = results.settings()
+    stored, grade = settings.get("qrels_sha256"), settings.get("max_grade")
+    if stored and stored != "none" and file_sha256(qrels) != stored:
+        raise MedoptError(f"{qrels}: not the qrels {store} was made with (their sha256 differ)")
+    max_grade = None if grade in (None, "None") else PER_TOPIC if grade == PER_TOPIC else int(grade)
+    runset = load_runset(None, read_qrels(qrels), max_grade=max_grade, columns=read_runs(list(runs)))
+    missing = [name for name in pair if name not in runset.names]
+    if missing:
+        raise MedoptError(f"the pair's run {missing[0]} is not among RUNS ({', '.join(runset.names)})")
+    observed = Observed(runset)
+    rational = parse_metric(metric).rational
+    found = {}
+    i, j = runset.names.index(pair[0]), runset.names.index(pair[1])
+    for t, topic in enumerate(runset.topics):
+        if runset.length[i][t] > 0 or runset.length[j][t] > 0:
+            a, b = observed.of(pair[0], topic, metric)[0], observed.of(pair[1], topic, metric)[0]
+            found[topic] = float(exact_value(a) - exact_value(b)) if rational else a - b
+    return found
+
+
+def stored_observed_mean(store, metric: str, pair) -> float | None:
+    """The pair's mean observed difference M(A) - M(B) from the store's per-pair summary (None when the
+    store has none, or its methods' rows disagree)."""
+    with open_existing(store) as results:
+        rows = [r for r in results.pairs() if r["metric"] == metric and {r["run_a"], r["run_b"]} == set(pair)]
+    values = {r["diff"] if r["run_a"] == pair[0] else -r["diff"] for r in rows if r["diff"] is not None}
+    return values.pop() if len(values) == 1 else None
+
+
+def _colour(row) -> str:
+    said = verdict(row["low"], row["high"], row["low_bound"], row["high_bound"])
+    if said == "decided":
+        return ABOVE if ahead(row["low_bound"]) == "a" else BELOW
+    return ACROSS if said == "can flip" else OPEN
+
+
+def _draw_ranges(plt, shown, span, observed, mean_observed, metric, run_a, run_b, *, total: int, others=None,
+                 page: str = ""):
+    """One figure of the ranges plot: the topics ``shown`` (bottom to top), a summary row of ``others``
+    (topics not shown) when given, the mean row at the bottom."""
+    n = len(shown)
+    extra = 1 if others else 0
+    figure, axis = plt.subplots(figsize=(7.5, max(3.2, 0.16 * (n + extra) + 2.2)), layout="constrained")
+    positions = np.arange(n) + 2 + extra  # the mean sits at 0, one empty row above it (and the others' row)
+    colours = [_colour(r) for r in shown]
+    widths = [max(r["high"] - r["low"], 0.0) for r in shown]
+    axis.barh(positions, widths, left=[r["low"] for r in shown], height=0.7, color=colours,
+              edgecolor=["none" if r["certified"] else "red" for r in shown], linewidth=0.8)
+    points = [(r["low"], y, c) for r, y, w, c in zip(shown, positions, widths, colours) if w == 0]
     if points:  # a range that is one point: a tick
         x, y, c = zip(*points)
         axis.scatter(x, y, marker="|", c=list(c), s=60, linewidths=2, zorder=3)
-    axis.barh([0], [max(high - low, 0.0)], left=[low], height=0.9, color=MEAN)
-    if high == low:
-        axis.scatter([low], [0], marker="|", color=MEAN, s=80, zorder=3)
+    axis.barh([0], [max(span.high - span.low, 0.0)], left=[span.low], height=0.9, color=MEAN)
+    if span.high == span.low:
+        axis.scatter([span.low], [0], marker="|", color=MEAN, s=80, zorder=3)
+    marks = [(observed[r["topic"]], y) for r, y in zip(shown, positions) if r["topic"] in observed]
+    if mean_observed is not None:
+        marks.append((mean_observed, 0))
+    if marks:
+        axis.scatter(*zip(*marks), marker="D", s=14, color=OBSERVED, edgecolors="white", linewidths=0.4, zorder=4)
+    ticks, labels = [0, *positions], ["mean", *(str(r["topic"]) for r in shown)]
+    summary = ""
+    lows = [r["low"] for r in shown] + [span.low, 0.0]
+    highs = [r["high"] for r in shown] + [span.high, 0.0]
+    if others:
+        counts = {c: sum(_colour(r) == c for r in others) for c in (ABOVE, BELOW, ACROSS, OPEN)}
+        lows.append(min(r["low"] for r in others))
+        highs.append(max(r["high"] for r in others))
+        axis.barh([2], [highs[-1] - lows[-1]], left=[lows[-1]], height=0.7, color="0.9", hatch="////",
+                  edgecolor="0.6", linewidth=0.5)
+        hidden = [observed[r["topic"]] for r in others if r["topic"] in observed]
+        if hidden:
+            axis.scatter(hidden, [2] * len(hidden), marker="|", s=30, color=OBSERVED, linewidths=0.6, zorder=4)
+        words = [f"{counts[ABOVE]} {run_a} ahead", f"{counts[BELOW]} {run_b} ahead", f"{counts[ACROSS]} can flip",
+                 f"{counts[OPEN]} open"]
+        summary = (f"\nthe {len(others)} narrower topics (hatched row: their lowest low to highest high"
+                   f"{', observed marked' if hidden else ''}): {', '.join(words)}")
+        ticks.append(2)
+        labels.append(f"{len(others)} others")
     axis.axvline(0.0, color="black", linewidth=0.9)
-    _pad_x(axis, [r[1] for r in ranges] + [0.0], [r[2] for r in ranges] + [0.0])
+    _pad_x(axis, lows, highs)
+    from matplotlib.lines import Line2D
     from matplotlib.patches import Patch  # matplotlib is loaded by _pyplot() above, only when drawing
 
+    everyone = colours + ([_colour(r) for r in others] if others else [])
     keys = [(ABOVE, f"{run_a} ahead under every grading"), (BELOW, f"{run_b} ahead under every grading"),
-            (ACROSS, "can flip"), (MEAN, "mean over topics")]
-    shown = [Patch(color=c, label=text) for c, text in keys if c in colours or c == MEAN]
-    figure.legend(handles=shown, loc="outside lower center", ncol=len(shown), fontsize=7, frameon=False)
-    labels = [str(r[0]) for r in ranges]
-    axis.set_yticks([0, *positions], ["mean", *labels], fontsize=7 if n <= 60 else 4)
+            (ACROSS, "can flip"), (OPEN, "open (an end not proven)"), (MEAN, "mean over topics")]
+    handles = [Patch(color=c, label=text) for c, text in keys if c in everyone or c == MEAN]
+    if marks:
+        handles.append(Line2D([], [], marker="D", linestyle="none", markersize=4, color=OBSERVED,
+                              label="observed (unjudged = 0)"))
+    figure.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 3), fontsize=7,
+                  frameon=False)
+    axis.set_yticks(ticks, labels, fontsize=7)
     axis.get_yticklabels()[0].set_fontweight("bold")
-    axis.set_ylim(-0.8, n + 2.6)
+    axis.set_ylim(-0.8, n + extra + 2.6)
     axis.set_xlabel(f"{metric}({run_a}) - {metric}({run_b}), over every grading of the unjudged documents")
-    axis.set_ylabel(f"topic ({n})")
-    uncertified = sum(not r[3] for r in ranges)
+    axis.set_ylabel(f"topic ({n} of {total} shown{', the widest' if others else ''}){page}")
+    uncertified = sum(not r["certified"] for r in shown + list(others or []))
     note = f"; {uncertified} topic(s) uncertified (red edge)" if uncertified else ""
-    axis.set_title(f"{run_a} vs {run_b}, {metric}: mean difference range [{low:.4f}, {high:.4f}]: {decided}{note}",
-                   fontsize=9)
+    seen = f"; observed {mean_observed:+.4f}" if mean_observed is not None else ""
+    axis.set_title(f"{run_a} vs {run_b}, {metric}, {total} topics: mean difference range [{span.low:.4f}, "
+                   f"{span.high:.4f}]: {span.verdict}{seen}{note}{summary}", fontsize=8)
     axis.grid(axis="x", alpha=0.3)
+    return figure
+
+
+def plot_ranges(store, outputs, metric: str | None = None, pair: tuple[str, str] | None = None, *,
+                runs=None, qrels=None) -> dict:
+    """Forest plot of one pair's per-topic difference ranges (sorted by their middle), 0 marked, the mean
+    difference range as a distinct bar at the bottom and its verdict (:func:`medopt.result.mean_range`
+    over the topics' proven bounds, exact sums for a rational metric) in the title; the observed
+    differences marked (each topic's when ``runs`` and ``qrels`` are given).  Beyond :data:`PAGE` topics a
+    ``.pdf`` gets every topic on pages of :data:`PAGE`, a ``.png`` the :data:`PAGE` widest and a summary row
+    of the others.  Returns ``{"low", "high", "low_bound", "high_bound", "verdict", "observed"}`` (the mean
+    observed difference or None) and ``pages``, the number of PDF pages."""
+    metric, (run_a, run_b), ranges = range_rows(store, metric, pair)
+    ranges.sort(key=lambda r: (r["low"] + r["high"], r["low"]))
+    rational = parse_metric(metric).rational
+    span = mean_range([(r["low"], r["high"], r["low_bound"], r["high_bound"]) for r in ranges], rational=rational)
+    observed = observed_differences(store, runs, qrels, metric, (run_a, run_b)) if runs else {}
+    if observed and all(r["topic"] in observed for r in ranges):
+        mean_observed = exact_mean([observed[r["topic"]] for r in ranges], rational=rational)
+    else:
+        mean_observed = stored_observed_mean(store, metric, (run_a, run_b))
+    plt = _pyplot()
+    n = len(ranges)
+    common = (span, observed, mean_observed, metric, run_a, run_b)
+    pages = 1
+    if n <= PAGE:
+        _save(_draw_ranges(plt, ranges, *common, total=n), outputs)
+    else:
+        pngs = [o for o in outputs if Path(o).suffix.lower() == ".png"]
+        pdfs = [o for o in outputs if Path(o).suffix.lower() != ".png"]
+        if pngs:
+            widest = set(sorted(range(n), key=lambda i: (-(ranges[i]["high"] - ranges[i]["low"]), i))[:PAGE])
+            shown = [r for i, r in enumerate(ranges) if i in widest]
+            others = [r for i, r in enumerate(ranges) if i not in widest]
+            _save(_draw_ranges(plt, shown, *common, total=n, others=others), pngs)
+        if pdfs:
+            chunks = [ranges[i:i + PAGE] for i in range(0, n, PAGE)]
+            pages = len(chunks)
+            save_pages([_draw_ranges(plt, chunk, *common, total=n, page=f", page {k + 1} of {pages}")
+                        for k, chunk in enumerate(chunks)], pdfs)
+    return {"low": span.low, "high": span.high, "low_bound": span.low_bound, "high_bound": span.high_bound,
+            "verdict": span.verdict, "observed": mean_observed, "pages": pages}
+
+
+# ---------------------------------------------------------------------------
+# the verdicts of every pair
+
+
+CELL_KINDS = ("row", "column", "can flip", "open")  # decided for the row's run, for the column's; can flip; open
+CELL_COLOURS = {"row": ABOVE, "column": BELOW, "can flip": ACROSS, "open": OPEN}
+
+
+def pair_verdicts(store, metrics=None, method: str | None = None) -> dict:
+    """The store's per-pair summary rows (its ``pairs`` table) with a verdict, by metric: {metric: [row]},
+    at most one row per pair and metric (``method`` chooses among a pair's methods; without it, a pair
+    computed by two methods is refused rather than mixed)."""
+    with open_existing(store) as results:
+        rows = results.pairs()
+        held = results.count()
+    if not rows:
+        if held:
+            raise MedoptError(f"{store} holds no per-pair summary (made before it existed): rerun medopt matrix "
+                              "--resume on it to write one")
+        raise MedoptError(f"{store}: the store holds no results")
+    if method is not None:
+        methods = sorted({r["method"] for r in rows})
+        rows = [r for r in rows if r["method"] == method]
+        if not rows:
+            raise MedoptError(f"{store}: no results of method {method} (it has {', '.join(methods)})")
+    stored = list(dict.fromkeys(r["metric"] for r in rows))
+    chosen = stored if not metrics else list(dict.fromkeys(str(parse_metric(m)) for m in metrics))
+    missing = [m for m in chosen if m not in stored]
+    if missing:
+        raise MedoptError(f"{store}: no results for {', '.join(missing)} (it has {', '.join(stored)})")
+    rows = [r for r in rows if r["metric"] in chosen]
+    if all(r["verdict"] is None for r in rows):
+        raise MedoptError(f"{store} made without --range: no verdicts; rerun matrix with --range")
+    by_metric: dict = {metric: {} for metric in chosen}
+    for row in rows:
+        if row["verdict"] is None:
+            continue
+        key = (row["run_a"], row["run_b"])
+        other = by_metric[row["metric"]].setdefault(key, row)
+        if other is not row:
+            raise MedoptError(f"{store}: {row['metric']} of {key[0]} {key[1]} was computed by {other['method']} and "
+                              f"{row['method']}: choose one with --method")
+    return {metric: list(pairs.values()) for metric, pairs in by_metric.items()}
+
+
+def verdict_matrix(rows) -> tuple[list[str], dict, dict]:
+    """From one metric's pair rows: the runs best first (by observed score, then name), each run's observed
+    score and {(row run, column run): (cell kind, mean observed difference row - column)}.  A run's score
+    is its mean observed score over its pairs' rows (one value when every pair covers the same topics)."""
+    scores: dict = {}
+    cells = {}
+    for row in rows:
+        scores.setdefault(row["run_a"], []).append(row["score_a"])
+        scores.setdefault(row["run_b"], []).append(row["score_b"])
+        said = row["verdict"]
+        if said == "decided":
+            first, second = ("row", "column") if ahead(row["low_bound"]) == "a" else ("column", "row")
+        else:
+            first = second = said
+        cells[row["run_a"], row["run_b"]] = (first, row["diff"])
+        cells[row["run_b"], row["run_a"]] = (second, -row["diff"])
+    score = {run: float(np.mean(values)) for run, values in scores.items()}
+    order = sorted(score, key=lambda run: (-score[run], run))
+    return order, score, cells
+
+
+def _compact(value: float) -> str:
+    """A difference in few characters: +.012, -.300, 0."""
+    if value == 0:
+        return "0"
+    text = f"{value:+.3f}".replace("0.", ".", 1)
+    return text if text not in ("+.000", "-.000") else f"{value:+.0e}"
+
+
+def plot_verdicts(store, outputs, metrics=None, method: str | None = None) -> dict:
+    """Run x run matrix of the verdicts (SPEC 7) of a store made with ``matrix --range``, one panel per
+    metric: a cell is coloured by the verdict of its row's run against its column's (decided for the row's
+    run, decided for the column's, can flip, open) and shows their mean observed difference (row minus
+    column, unjudged documents not relevant); the runs are ordered by their observed score, best first.
+    Returns {metric: (runs in order, {(row, column): cell kind})}."""
+    from matplotlib.colors import ListedColormap
+    from matplotlib.patches import Patch
+
+    panels = pair_verdicts(store, metrics, method)
+    plt = _pyplot()
+    drawn = {metric: verdict_matrix(rows) for metric, rows in panels.items()}
+    n = max(len(order) for order, _, _ in drawn.values())
+    side = max(4.5, 0.42 * n + 2.6)
+    columns = min(2, len(drawn))
+    lines = -(-len(drawn) // columns)
+    figure, axes = plt.subplots(lines, columns, figsize=(side * columns + 0.8, side * lines + 0.6), squeeze=False,
+                                layout="constrained")
+    colours = ListedColormap([CELL_COLOURS[kind] for kind in CELL_KINDS]).with_extremes(bad="white")
+    result = {}
+    for axis, (metric, (order, score, cells)) in zip(axes.ravel(), drawn.items()):
+        size = len(order)
+        kinds = np.full((size, size), np.nan)
+        for i, row_run in enumerate(order):
+            for j, column_run in enumerate(order):
+                if (row_run, column_run) in cells:
+                    kind, diff = cells[row_run, column_run]
+                    kinds[i, j] = CELL_KINDS.index(kind)
+                    if size <= 30:
+                        axis.text(j, i, _compact(diff), ha="center", va="center", fontsize=6 if size <= 16 else 4.5,
+                                  color="white" if kind in ("row", "column") else "black")
+        axis.imshow(kinds, cmap=colours, vmin=-0.5, vmax=len(CELL_KINDS) - 0.5, interpolation="nearest")
+        axis.set_xticks(range(size), order, rotation=90, fontsize=7)
+        axis.set_yticks(range(size), [f"{run} ({score[run]:.4f})" for run in order], fontsize=7)
+        axis.set_xticks(np.arange(size + 1) - 0.5, minor=True)
+        axis.set_yticks(np.arange(size + 1) - 0.5, minor=True)
+        axis.grid(which="minor", color="white", linewidth=0.8)
+        axis.tick_params(which="minor", length=0)
+        decided = sum(kind == "row" for kind, _ in cells.values())
+        flips = sum(kind == "can flip" for kind, _ in cells.values()) // 2
+        unproven = sum(kind == "open" for kind, _ in cells.values()) // 2
+        axis.set_title(f"{metric}: {decided} of {len(cells) // 2} pairs decided, {flips} can flip, {unproven} open",
+                       fontsize=9)
+        axis.set_xlabel("runs best first by their observed score; cell: mean observed difference, row minus column",
+                        fontsize=7)
+        result[metric] = (order, {key: kind for key, (kind, _) in cells.items()})
+    for axis in axes.ravel()[len(drawn):]:
+        axis.axis("off")
+    labels = {"row": "decided: the row's run ahead", "column": "decided: the column's run ahead",
+              "can flip": "can flip", "open": "open (an end not proven)"}
+    figure.legend(handles=[Patch(color=CELL_COLOURS[k], label=labels[k]) for k in CELL_KINDS],
+                  loc="outside lower center", ncol=4, fontsize=7, frameon=False)
     _save(figure, outputs)
-    return {"low": low, "high": high, "verdict": decided}
+    return result
 
 
 def plot_bounds(runs, qrels, metric, outputs, *, progress: bool | None = None, warn=None, **settings) -> list[dict]:

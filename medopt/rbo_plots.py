@@ -2,6 +2,8 @@
 against depth 20 (panels e and f).  Each point is one pair of runs, its value the mean over the
 topics the pair shares, as in the paper (whose Fig. 2 counts its points in pairs).
 
+Each point is named by its pair (numbered, with a key, beyond :data:`medopt.plots.NAMED` pairs).
+
 * :func:`plot_rbo` -- mean MED-RBP(p=0.9) of each pair against its mean RBO(p=0.9), both
   computed by :func:`medopt.runs.matrix_rows` (RBO as the companion of SPEC 9).  In the paper's
   every panel larger differences lie to the upper right, so RBO, a similarity, is drawn as the
@@ -20,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import MedoptError
-from .plots import _pyplot, _save, check_image_outputs, tau_scatter
+from .plots import _save, check_image_outputs, label_panels, labelled_figure, pair_label, tau_scatter
 from .runs import matrix_rows
 from .companions import parse_companion  # noqa: F401 (the command asks it too)
 from .metrics import parse_metric
@@ -56,16 +58,16 @@ def plot_rbo(runs, qrels, outputs, *, metric: str = "RBP(p=0.9)", rbo: str = "RB
              jobs: int | None = 1) -> None:
     """Tan & Clarke's Fig. 3(a): mean MED-``metric`` (y) of each pair against 1 - its mean RBO_ext (x)."""
     check_image_outputs(outputs)
-    plt = _pyplot()
     pairs, med, ext, residual = rbo_points(runs, qrels, metric, rbo, jobs=jobs)
     if not pairs:
         raise MedoptError("no pair of runs shares a topic: nothing to draw")
-    figure, axis = plt.subplots(figsize=(5, 5))
+    figure, (axis,), key = labelled_figure(len(pairs))
     tau = tau_scatter(axis, 1 - ext, med)
     axis.set_xlabel(f"1 - mean {parse_companion(rbo)} (extrapolated)")
     axis.set_ylabel(f"mean MED-{med_label(metric)}")
     axis.set_title(f"{len(pairs)} pairs of runs; Kendall's tau = {tau:.3f}; largest mean residual "
                    f"{float(residual.max()):.1e}", fontsize=9)
+    label_panels([axis], key, [(1 - ext, med)], [pair_label(p) for p in pairs])
     _save(figure, outputs)
 
 
@@ -91,24 +93,26 @@ def plot_depths(runs, qrels, outputs, *, metric: str = "SDCG", depths=(5, 20, 10
     others = [k for k in depths if k != reference]
     if not others:
         raise MedoptError(f"--depths: give depths besides {reference}, e.g. 5,20,100")
-    plt = _pyplot()
     means = depth_points(runs, qrels, metric, depths, jobs=jobs)
     pairs = list(means[reference])
     if not pairs:
         raise MedoptError("no pair of runs shares a topic: nothing to draw")
     x = np.array([means[reference][p] for p in pairs])
-    figure, axes = plt.subplots(1, len(others), figsize=(4.6 * len(others), 4.6), squeeze=False)
-    top = max([float(x.max())] + [max(means[k].values()) for k in others]) * 1.05 or 1.0
-    label = med_label(metric)
-    for axis, k in zip(axes[0], others):
+    figure, axes, key = labelled_figure(len(pairs), len(others))
+    label = str(parse_metric(f"{metric}@{reference}")).rsplit("@", 1)[0]  # (a family such as SDCG needs its cutoff)
+    points = []
+    for axis, k in zip(axes, others):
         y = np.array([means[k][p] for p in pairs])
+        points.append((x, y))
         tau = tau_scatter(axis, x, y)
-        axis.plot([0, top], [0, top], color="grey", linewidth=0.8, linestyle="--")
-        axis.set_xlim(0, top)
-        axis.set_ylim(0, top)
+        limits = axis.get_xlim(), axis.get_ylim()  # the axes fit the points: room for their labels
+        axis.axline((0, 0), slope=1, color="grey", linewidth=0.8, linestyle="--")  # y = x, where it is in view
+        axis.set_xlim(*limits[0])
+        axis.set_ylim(*limits[1])
         axis.set_xlabel(f"mean MED-{label}@{reference}")
         axis.set_ylabel(f"mean MED-{label}@{k}")
         axis.set_title(f"{len(pairs)} pairs; Kendall's tau = {tau:.3f}", fontsize=10)
+    label_panels(axes, key, points, [pair_label(p) for p in pairs])
     _save(figure, outputs)
 
 

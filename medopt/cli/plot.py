@@ -1,4 +1,4 @@
-"""``medopt plot``: heatmap, scatter, distribution and ranges from a store; Tan & Clarke's judged-fraction
+"""``medopt plot``: heatmap, scatter, distribution, ranges and verdicts from a store; Tan & Clarke's judged-fraction
 figure and the runs' score ranges (bounds), computed from runs."""
 
 from __future__ import annotations
@@ -14,12 +14,15 @@ FROM_RUNS = ("judged-fraction", "bounds", "rbo", "depths")
 
 @main.command("plot")
 @click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))
-@click.option("--kind", type=click.Choice(["heatmap", "scatter", "distribution", "ranges", "judged-fraction",
-                                           "bounds", "rbo", "depths"]),
+@click.option("--kind", type=click.Choice(["heatmap", "scatter", "distribution", "ranges", "verdicts",
+                                           "judged-fraction", "bounds", "rbo", "depths"]),
               default="heatmap", show_default=True,
               help="heatmap: clustered mean MED between runs; scatter: mean MED of two metrics per pair; "
                    "distribution: per-topic MED per pair; ranges: per-topic difference ranges of one pair (--pair) "
-                   "and their mean, from a store made with 'matrix --range'; judged-fraction: MED under part of the "
+                   "and their mean, from a store made with 'matrix --range', the observed difference marked (each "
+                   "topic's when RUNS and --qrels are given), beyond 50 topics paged in a PDF, the 50 widest and a "
+                   "summary row in a PNG; verdicts: run x run matrix of the pairs' verdicts, runs by observed score, "
+                   "from a store made with 'matrix --range'; judged-fraction: MED under part of the "
                    "qrels against the actual difference under all of them; bounds: runs ranked by their trec_eval "
                    "score, with the range of their mean score; rbo: Tan & Clarke's Fig. 3(a), mean MED (-m, default "
                    "RBP(p=0.9)) of each pair against 1 - its mean RBO (-m RBO(p=...), default RBO(p=0.9)); depths: "
@@ -29,8 +32,10 @@ FROM_RUNS = ("judged-fraction", "bounds", "rbo", "depths")
 @click.option("-m", "--metric", "metrics", multiple=True, help="Metric(s) to draw (default: those in the store).")
 @click.option("--pair", nargs=2, default=None, metavar="RUN_A RUN_B",
               help="ranges: the pair of runs (default: the only pair in the store).")
+@click.option("--method", default=None,
+              help="verdicts: the method whose results to draw, when a pair was computed by several.")
 @click.option("--qrels", type=click.Path(dir_okay=False), default=None,
-              help="judged-fraction: the full qrels; bounds: the qrels.")
+              help="judged-fraction: the full qrels; bounds: the qrels; ranges: the store's qrels (with RUNS).")
 @click.option("--fractions", default="0,25,50,75,100", show_default=True,
               help="judged-fraction: percentages of the qrels kept (a seeded random subset, nested).")
 @click.option("--depths", default="5,20,100", show_default=True,
@@ -39,13 +44,15 @@ FROM_RUNS = ("judged-fraction", "bounds", "rbo", "depths")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="judged-fraction: workers.")
 @click.option("-o", "--output", "outputs", multiple=True, required=True, type=click.Path(dir_okay=False),
               help="Image file, .png or .pdf. Repeatable.")
-def plot_command(runs, kind, store, metrics, pair, qrels, fractions, depths, seed, jobs, outputs):
+def plot_command(runs, kind, store, metrics, pair, method, qrels, fractions, depths, seed, jobs, outputs):
     """Plots of MED results and ranges: from a matrix store, or (judged-fraction, bounds) computed from runs
     and qrels."""
 
     plots.check_image_outputs(outputs)  # before any work: the suffix, and a place the file can be written
     if pair and kind != "ranges":
         raise MedoptError("--pair chooses the pair of runs for --kind ranges")
+    if method is not None and kind != "verdicts":
+        raise MedoptError("--method chooses the method of --kind verdicts")
     if kind == "judged-fraction":
         if len(runs) < 2 or not qrels or len(metrics) != 1:
             raise MedoptError("--kind judged-fraction needs two or more RUNS, --qrels and one -m METRIC")
@@ -83,12 +90,19 @@ def plot_command(runs, kind, store, metrics, pair, qrels, fractions, depths, see
         rbo_plots.plot_depths(list(runs), qrels, list(outputs), metric=(metrics or ("SDCG",))[0], depths=cutoffs,
                               jobs=jobs or 1)
     else:
-        if runs:
-            raise MedoptError(f"--kind {kind} draws from --store; RUNS are for --kind {' and '.join(FROM_RUNS)}")
+        if runs and kind != "ranges":
+            raise MedoptError(f"--kind {kind} draws from --store; RUNS are for --kind {', '.join(FROM_RUNS)} "
+                              "and ranges")
         if kind == "ranges":
             if len(metrics) > 1:
                 raise MedoptError("--kind ranges draws one metric: give one -m")
-            range_plots.plot_ranges(store, list(outputs), metrics[0] if metrics else None, pair)
+            if bool(runs) != bool(qrels):
+                raise MedoptError("--kind ranges marks each topic's observed difference from RUNS and --qrels: "
+                                  "give both or neither")
+            range_plots.plot_ranges(store, list(outputs), metrics[0] if metrics else None, pair,
+                                    runs=list(runs) or None, qrels=qrels)
+        elif kind == "verdicts":
+            range_plots.plot_verdicts(store, list(outputs), metrics=list(metrics) or None, method=method)
         else:
             draw = {"heatmap": plots.plot_heatmap, "scatter": plots.plot_scatter,
                     "distribution": plots.plot_distribution}[kind]
