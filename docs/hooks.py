@@ -6,7 +6,10 @@ they are, never copied into ``docs/``:
 - the generated formulation catalogue ``models/`` (pages and LP files), at ``models/`` on the site;
 - the teaching notebooks ``notebooks/*.ipynb``, at ``notebooks/`` (mkdocs-jupyter renders their
   stored outputs; they are not executed here);
-- the README, as the page ``usage.md``.
+- the README, as the page ``usage.md``;
+- MathJax, from the installed package django-static-mathjax (a part of the docs extra), at
+  ``assets/mathjax/``: the notebooks' maths is typeset in the browser with no network access
+  (``docs/assets/mathjax.js`` loads it; tests/test_docs_site.py checks it in headless Chromium).
 
 Pages link to each other by their repository paths (``../models/README.md`` from ``docs/``,
 ``docs/limits.md`` from the README), so the links also work when the files are read in the
@@ -22,6 +25,9 @@ import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from importlib.metadata import PackageNotFoundError, distribution
+
+from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File
 
@@ -29,6 +35,11 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = "docs/"
 MOUNTED = {"models": ("*.md", "*.lp"), "notebooks": ("*.ipynb",)}  # repository folder -> files taken
 README, README_PAGE = "README.md", "usage.md"
+
+# MathJax 3's TeX-to-HTML component with every TeX extension in the one file (none loaded on demand), its
+# fonts (found from the component's own address) and its licence; the package's other files stay out
+MATHJAX_DISTRIBUTION, MATHJAX_DIR, MATHJAX_SITE = "django-static-mathjax", "mathjax/static/mathjax", "assets/mathjax"
+MATHJAX_FILES = ("es5/tex-chtml-full.js", "es5/output/chtml/fonts/woff-v2/*.woff", "LICENSE")
 
 _LINK = re.compile(r"(\]\()(<[^>]*>|[^)\s]+)")  # the target of an inline link or image: ](target
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -82,7 +93,24 @@ def on_files(files, config):
             files.append(File(path.relative_to(ROOT).as_posix(), src_dir=str(ROOT), dest_dir=config.site_dir,
                               use_directory_urls=config.use_directory_urls))
     files.append(File.generated(config, README_PAGE, abs_src_path=str(ROOT / README)))
+    for path, uri in mathjax_files():
+        files.append(File.generated(config, uri, abs_src_path=str(path)))
     return files
+
+
+def mathjax_files() -> list[tuple[Path, str]]:
+    """The bundled MathJax files: (installed file, its path on the site), ``es5/`` dropped."""
+    try:
+        root = Path(distribution(MATHJAX_DISTRIBUTION).locate_file(MATHJAX_DIR))
+    except PackageNotFoundError:
+        raise PluginError(f"{MATHJAX_DISTRIBUTION} is not installed: pip install -e '.[docs]'") from None
+    found = []
+    for pattern in MATHJAX_FILES:
+        paths = sorted(root.glob(pattern))
+        if not paths:
+            raise PluginError(f"{MATHJAX_DISTRIBUTION} has no {pattern} under {root}")
+        found += [(path, f"{MATHJAX_SITE}/{path.relative_to(root).as_posix().removeprefix('es5/')}") for path in paths]
+    return found
 
 
 def site_link(target: str, page_source: str) -> str:
