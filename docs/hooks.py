@@ -15,7 +15,8 @@ Pages link to each other by their repository paths (``../models/README.md`` from
 ``docs/limits.md`` from the README), so the links also work when the files are read in the
 repository; ``on_page_markdown`` turns each such link into the same file's path on the site.
 A link to a repository file that is not on the site is left as it is, and ``mkdocs build
---strict`` fails on it.
+--strict`` fails on it. The docstrings' Sphinx roles (``:func:`medopt.med` ``), which mkdocstrings
+leaves as text, become code spans linked to the object's entry on the page (``on_page_content``).
 """
 
 from __future__ import annotations
@@ -139,3 +140,43 @@ def on_page_markdown(markdown, page, config, files):
             line = _LINK.sub(lambda m: m.group(1) + site_link(m.group(2), source), line)
         lines.append(line)
     return "\n".join(lines)
+
+
+# a Sphinx role in a docstring (``:func:`medopt.med` ``), as the API reference renders it: the role's name
+# before the code span; mkdocstrings' Google style has no roles
+_ROLE = re.compile(r":(?:func|class|meth|mod|attr|exc|data|obj):(<code>([\w.]+)</code>)")
+_ANCHOR = re.compile(r'\bid="([\w.]+)"')
+
+
+def defined_at(name: str) -> str | None:
+    """Where the object that a dotted name gives (``medopt.med``) is defined (``medopt.api.med``); None if none."""
+    import importlib
+
+    parts = name.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            value = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        try:
+            for part in parts[cut:]:
+                value = getattr(value, part)
+        except AttributeError:
+            return None
+        if isinstance(value, type(importlib)):
+            return value.__name__
+        module, qualname = getattr(value, "__module__", None), getattr(value, "__qualname__", None)
+        return f"{module}.{qualname}" if module and qualname else name
+    return None
+
+
+def on_page_content(html, page, config, files):
+    """A docstring's Sphinx role becomes its code span, linked to the object's entry when the page has one."""
+    anchors = set(_ANCHOR.findall(html))
+
+    def link(match):
+        code, name = match.group(1), match.group(2)
+        target = next((t for t in (name, defined_at(name)) if t in anchors), None)
+        return f'<a href="#{target}">{code}</a>' if target else code
+
+    return _ROLE.sub(link, html)

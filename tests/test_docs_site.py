@@ -45,6 +45,8 @@ def test_the_site_builds_in_strict_mode(site):
     api = (site / "api" / "index.html").read_text()
     for name in ("medopt.api", "difference_range", "score_range", "MedResult", "RangeResult", "parse_metric"):
         assert name in api, f"the API reference lacks {name}"
+    assert not re.search(r":(?:func|class|meth|mod|attr|exc):<code>", api), "a Sphinx role shown as text"
+    assert '<a href="#medopt.api.med"><code>medopt.med</code></a>' in api  # the role as a link to the entry
     for notebook in NOTEBOOKS:
         page = site / "notebooks" / notebook.stem / "index.html"
         assert page.is_file(), f"no page for {notebook.name}"
@@ -58,6 +60,23 @@ def test_the_site_builds_in_strict_mode(site):
         assert (site / "models" / lp.name).is_file(), f"models/{lp.name} is not on the site"
     assert (site / "usage" / "index.html").is_file()  # the README
     assert not (site / "hooks.py").exists()
+
+
+def test_the_api_page_documents_every_export(site):
+    # each name medopt exports (the lazy whole-run API among them) has its entry, headed by where it is defined
+    import medopt
+
+    anchors = set(re.findall(r'\bid="([\w.]+)"', (site / "api" / "index.html").read_text()))
+    missing = []
+    for name in medopt.__all__:
+        value = getattr(medopt, name)
+        where = (f"{value.__module__}.{value.__qualname__}" if hasattr(value, "__qualname__")
+                 else "medopt.methods")  # METHODS, the registry (a dict) of medopt.methods
+        if where not in anchors:
+            missing.append(f"{name} ({where})")
+    assert not missing, f"the API reference lacks {missing}"
+    for name in ("compare", "matrix", "MED", "MEDRange", "to_trec_eval", "to_latex", "judge_next"):
+        assert name in medopt.__all__
 
 
 # what makes a page fetch from another host: a script, a stylesheet, a font, an image, a frame
