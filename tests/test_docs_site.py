@@ -59,6 +59,11 @@ def test_the_site_builds_in_strict_mode(site):
     for lp in sorted((ROOT / "models").glob("*.lp")):
         assert (site / "models" / lp.name).is_file(), f"models/{lp.name} is not on the site"
     assert (site / "usage" / "index.html").is_file()  # the README
+    home = (site / "index.html").read_text()
+    first = re.search(r"<h2\b[^>]*>(.*?)</h2>", home, flags=re.S)
+    assert first and "Quickstart" in first.group(1), "the home page does not start with the quickstart"
+    quickstart = re.sub(r"<[^>]+>", "", home[first.end():].split("<h2", 1)[0])
+    assert "medopt compare" in quickstart, "the quickstart has no compare command"
     assert not (site / "hooks.py").exists()
 
 
