@@ -6,13 +6,17 @@ they are, never copied into ``docs/``:
 - the generated formulation catalogue ``models/`` (pages and LP files), at ``models/`` on the site;
 - the teaching notebooks ``notebooks/*.ipynb``, at ``notebooks/`` (mkdocs-jupyter renders their
   stored outputs; they are not executed here);
-- the README, as the page ``usage.md``.
+- the README, as the page ``usage.md``;
+- MathJax, from the installed package django-static-mathjax (a part of the docs extra), at
+  ``assets/mathjax/``: the notebooks' maths is typeset in the browser with no network access
+  (``docs/assets/mathjax.js`` loads it; tests/test_docs_site.py checks it in headless Chromium).
 
 Pages link to each other by their repository paths (``../models/README.md`` from ``docs/``,
 ``docs/limits.md`` from the README), so the links also work when the files are read in the
 repository; ``on_page_markdown`` turns each such link into the same file's path on the site.
 A link to a repository file that is not on the site is left as it is, and ``mkdocs build
---strict`` fails on it.
+--strict`` fails on it. The docstrings' Sphinx roles (``:func:`medopt.med` ``), which mkdocstrings
+leaves as text, become code spans linked to the object's entry on the page (``on_page_content``).
 """
 
 from __future__ import annotations
@@ -22,6 +26,9 @@ import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from importlib.metadata import PackageNotFoundError, distribution
+
+from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File
 
@@ -29,6 +36,11 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = "docs/"
 MOUNTED = {"models": ("*.md", "*.lp"), "notebooks": ("*.ipynb",)}  # repository folder -> files taken
 README, README_PAGE = "README.md", "usage.md"
+
+# MathJax 3's TeX-to-HTML component with every TeX extension in the one file (none loaded on demand), its
+# fonts (found from the component's own address) and its licence; the package's other files stay out
+MATHJAX_DISTRIBUTION, MATHJAX_DIR, MATHJAX_SITE = "django-static-mathjax", "mathjax/static/mathjax", "assets/mathjax"
+MATHJAX_FILES = ("es5/tex-chtml-full.js", "es5/output/chtml/fonts/woff-v2/*.woff", "LICENSE")
 
 _LINK = re.compile(r"(\]\()(<[^>]*>|[^)\s]+)")  # the target of an inline link or image: ](target
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -82,7 +94,24 @@ def on_files(files, config):
             files.append(File(path.relative_to(ROOT).as_posix(), src_dir=str(ROOT), dest_dir=config.site_dir,
                               use_directory_urls=config.use_directory_urls))
     files.append(File.generated(config, README_PAGE, abs_src_path=str(ROOT / README)))
+    for path, uri in mathjax_files():
+        files.append(File.generated(config, uri, abs_src_path=str(path)))
     return files
+
+
+def mathjax_files() -> list[tuple[Path, str]]:
+    """The bundled MathJax files: (installed file, its path on the site), ``es5/`` dropped."""
+    try:
+        root = Path(distribution(MATHJAX_DISTRIBUTION).locate_file(MATHJAX_DIR))
+    except PackageNotFoundError:
+        raise PluginError(f"{MATHJAX_DISTRIBUTION} is not installed: pip install -e '.[docs]'") from None
+    found = []
+    for pattern in MATHJAX_FILES:
+        paths = sorted(root.glob(pattern))
+        if not paths:
+            raise PluginError(f"{MATHJAX_DISTRIBUTION} has no {pattern} under {root}")
+        found += [(path, f"{MATHJAX_SITE}/{path.relative_to(root).as_posix().removeprefix('es5/')}") for path in paths]
+    return found
 
 
 def site_link(target: str, page_source: str) -> str:
@@ -111,3 +140,43 @@ def on_page_markdown(markdown, page, config, files):
             line = _LINK.sub(lambda m: m.group(1) + site_link(m.group(2), source), line)
         lines.append(line)
     return "\n".join(lines)
+
+
+# a Sphinx role in a docstring (``:func:`medopt.med` ``), as the API reference renders it: the role's name
+# before the code span; mkdocstrings' Google style has no roles
+_ROLE = re.compile(r":(?:func|class|meth|mod|attr|exc|data|obj):(<code>([\w.]+)</code>)")
+_ANCHOR = re.compile(r'\bid="([\w.]+)"')
+
+
+def defined_at(name: str) -> str | None:
+    """Where the object that a dotted name gives (``medopt.med``) is defined (``medopt.api.med``); None if none."""
+    import importlib
+
+    parts = name.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            value = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        try:
+            for part in parts[cut:]:
+                value = getattr(value, part)
+        except AttributeError:
+            return None
+        if isinstance(value, type(importlib)):
+            return value.__name__
+        module, qualname = getattr(value, "__module__", None), getattr(value, "__qualname__", None)
+        return f"{module}.{qualname}" if module and qualname else name
+    return None
+
+
+def on_page_content(html, page, config, files):
+    """A docstring's Sphinx role becomes its code span, linked to the object's entry when the page has one."""
+    anchors = set(_ANCHOR.findall(html))
+
+    def link(match):
+        code, name = match.group(1), match.group(2)
+        target = next((t for t in (name, defined_at(name)) if t in anchors), None)
+        return f'<a href="#{target}">{code}</a>' if target else code
+
+    return _ROLE.sub(link, html)
