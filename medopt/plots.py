@@ -26,6 +26,7 @@ import numpy as np
 
 from . import api
 from .batch import Settings, collect_rows, read_runs
+from .batch.matrix import chosen_topics
 from .batch.runset import load_runset
 from .errors import MedoptError
 from .io.paths import check_output_file
@@ -370,11 +371,14 @@ def subsample_qrels(qrels: dict, fraction: float, seed: int) -> dict:
 def judged_fraction_points(runs, qrels_path, metric, *, percents=(0, 25, 50, 75, 100), seed: int = 0,
                            jobs: int | None = None) -> dict:
     """{percent: (actual, med)} arrays over the pairs of runs: actual |mean M(A) - mean M(B)| under the
-    full qrels, and mean MED when only ``percent``% of the qrels is known (topic's G from the full qrels)."""
+    full qrels, and mean MED when only ``percent``% of the qrels is known (G from the full qrels, SPEC 1);
+    the means are over SPEC 10's topics of the full qrels (judged, and shared by the pair)."""
     metric = parse_metric(metric)
     full = read_qrels(qrels_path)
     columns = read_runs(list(runs), jobs=jobs or 1)
     runset = load_runset(None, full, columns=columns)
+    in_two = np.add.reduce([length > 0 for length in runset.length]) >= 2
+    chosen = chosen_topics(runset, in_two, full, qrels_path)
     scores = {}  # (run, topic code) -> M under the full qrels, unjudged documents at grade 0
     for r in range(len(runset.names)):
         for t in np.flatnonzero(runset.length[r] > 0).tolist():
@@ -383,7 +387,7 @@ def judged_fraction_points(runs, qrels_path, metric, *, percents=(0, 25, 50, 75,
     actual = {}
     for i in range(len(runset.names)):
         for j in range(i + 1, len(runset.names)):
-            common = runset.common_topics(i, j).tolist()
+            common = [t for t in runset.common_topics(i, j).tolist() if chosen[t]]
             if common:
                 actual[runset.names[i], runset.names[j]] = abs(
                     np.mean([scores[i, t] for t in common]) - np.mean([scores[j, t] for t in common]))
@@ -393,7 +397,7 @@ def judged_fraction_points(runs, qrels_path, metric, *, percents=(0, 25, 50, 75,
             raise MedoptError(f"judged fraction {percent}% is not between 0 and 100")
         partial = subsample_qrels(full, percent / 100.0, seed) if percent < 100 else full
         subset = load_runset(None, partial, columns=columns, grade_scale=full)
-        rows = collect_rows(subset, [metric], Settings(), jobs=jobs)
+        rows = collect_rows(subset, [metric], Settings(), jobs=jobs, topics=chosen)
         totals: dict = {}
         for row in rows:
             total = totals.setdefault((row[0], row[1]), [0.0, 0])
