@@ -46,7 +46,7 @@ def judge_next_command(runs, qrels, metric, budget, per_topic, policy, target, s
         check_output_file(output, "-o")
     summary = []
     paths, names = named_runs(runs)
-    frame = judge_next(paths, qrels, names=names, metric, budget=budget, policy=policy, per_topic=per_topic,
+    frame = judge_next(paths, qrels, metric, names=names, budget=budget, policy=policy, per_topic=per_topic,
                        target=target, seed=seed, max_grade=max_grade, method=method, solver=solver,
                        time_limit=time_limit, honour_rank=honour_rank, complete=complete, topics=topics,
                        summary=summary, warn=warn)
