@@ -28,7 +28,7 @@ from .errors import MedoptError
 from .io.paths import check_output_file
 from .io.trec import read_qrels, sort_topics
 from .metrics import parse_metric
-from .store import open_existing
+from .store import one_method, open_existing
 
 IMAGE_SUFFIXES = (".png", ".pdf")
 
@@ -65,12 +65,13 @@ def _save(figure, outputs) -> None:
         _pyplot().close(figure)
 
 
-def load_values(store) -> list[tuple]:
+def load_values(store, method: str | None = None) -> list[tuple]:
     """(run_a, run_b, topic, metric, value) of every MED row of a matrix store (a companion's rows, RBO,
-    have no MED value: :mod:`medopt.rbo_plots` draws them)."""
+    have no MED value: :mod:`medopt.rbo_plots` draws them), one method per pair, topic and metric
+    (:func:`medopt.store.one_method`)."""
     with open_existing(store) as results:
-        return [(r["run_a"], r["run_b"], r["topic"], r["metric"], r["value"]) for r in results.rows()
-                if r["value"] is not None]
+        rows = one_method((r for r in results.rows() if r["value"] is not None), store, method)
+    return [(r["run_a"], r["run_b"], r["topic"], r["metric"], r["value"]) for r in rows]
 
 
 def _chosen_metrics(rows, metrics) -> list[str]:
@@ -125,10 +126,10 @@ def cluster_order(matrix: np.ndarray):
     return leaves_list(tree).tolist(), tree
 
 
-def plot_heatmap(store, outputs, metrics=None) -> None:
+def plot_heatmap(store, outputs, metrics=None, method: str | None = None) -> None:
     """Clustered heatmap of mean MED between runs (dendrogram on top), one panel per metric."""
     plt = _pyplot()
-    rows = load_values(store)
+    rows = load_values(store, method)
     metrics = _chosen_metrics(rows, metrics)
     sizes = {metric: len(mean_matrix(rows, metric)[0]) for metric in metrics}  # metrics may cover other runs
     few = [metric for metric, n in sizes.items() if n < 2]
@@ -180,10 +181,10 @@ def tau_scatter(axis, x, y, *, size: float = 18, alpha: float = 0.75) -> float:
     return kendalltau(x, y).statistic if len(x) > 1 else float("nan")
 
 
-def plot_scatter(store, outputs, metrics=None) -> None:
+def plot_scatter(store, outputs, metrics=None, method: str | None = None) -> None:
     """Mean MED of each pair under one metric (x) against another (y)."""
     plt = _pyplot()
-    rows = load_values(store)
+    rows = load_values(store, method)
     metrics = _chosen_metrics(rows, metrics)
     if len(metrics) < 2:
         raise MedoptError("a scatter plot needs two metrics (-m X -m Y); the store has one")
@@ -201,10 +202,10 @@ def plot_scatter(store, outputs, metrics=None) -> None:
     _save(figure, outputs)
 
 
-def plot_distribution(store, outputs, metrics=None) -> None:
+def plot_distribution(store, outputs, metrics=None, method: str | None = None) -> None:
     """Per-topic MEDs of each pair (box plots, pairs sorted by median), one panel per metric."""
     plt = _pyplot()
-    rows = load_values(store)
+    rows = load_values(store, method)
     metrics = _chosen_metrics(rows, metrics)
     pairs = list(dict.fromkeys((r[0], r[1]) for r in rows))
     height = max(3.0, 0.22 * len(pairs) + 1.5)

@@ -19,7 +19,7 @@ from .errors import MedoptError
 from .metrics import parse_metric
 from .plots import _pyplot, _save
 from .result import verdict
-from .store import RANGE_COLUMNS, open_existing
+from .store import RANGE_COLUMNS, one_method, open_existing
 
 # colours: ranges above 0 (A ahead under every assignment), below 0 (B ahead), across 0; the mean
 ABOVE, BELOW, ACROSS, MEAN = "tab:blue", "tab:orange", "0.65", "black"
@@ -37,7 +37,8 @@ def _pad_x(axis, lows, highs) -> None:
     axis.set_xlim(left - margin, right + margin)
 
 
-def load_ranges(store, metric: str | None = None, pair: tuple[str, str] | None = None) -> tuple[str, tuple, list]:
+def load_ranges(store, metric: str | None = None, pair: tuple[str, str] | None = None,
+                method: str | None = None) -> tuple[str, tuple, list]:
     """The chosen metric, pair (run_a, run_b) and per-topic ranges ``(topic, low, high, certified)`` of
     M(run_a) - M(run_b), from a store made with ``medopt matrix --range``.
 
@@ -46,7 +47,7 @@ def load_ranges(store, metric: str | None = None, pair: tuple[str, str] | None =
     by_key: dict = {}  # (metric, run_a, run_b) -> {topic: (low, high, certified)}
     without_range = 0
     with open_existing(store) as results:
-        for row in results.rows():
+        for row in one_method(results.rows(), store, method):
             if any(row[c] is None for c in RANGE_COLUMNS[:4]):
                 without_range += 1
                 continue
@@ -83,11 +84,12 @@ def load_ranges(store, metric: str | None = None, pair: tuple[str, str] | None =
     return metric, pair, ranges
 
 
-def plot_ranges(store, outputs, metric: str | None = None, pair: tuple[str, str] | None = None) -> dict:
+def plot_ranges(store, outputs, metric: str | None = None, pair: tuple[str, str] | None = None,
+                method: str | None = None) -> dict:
     """Forest plot of one pair's per-topic difference ranges (sorted by their middle), 0 marked, the mean
     difference range as a distinct bar at the bottom and the verdict in the title.  Returns the mean
     range: ``{"low", "high", "verdict"}``."""
-    metric, (run_a, run_b), ranges = load_ranges(store, metric, pair)
+    metric, (run_a, run_b), ranges = load_ranges(store, metric, pair, method)
     ranges.sort(key=lambda r: (r[1] + r[2], r[1]))
     low = float(np.mean([r[1] for r in ranges]))
     high = float(np.mean([r[2] for r in ranges]))

@@ -21,16 +21,30 @@ status ``companion``, no MED (``value`` and ``certified`` NULL) and its values i
 A store is marked as medopt's (``PRAGMA application_id``); a file that is neither a
 medopt store (or one written before the mark, recognised by its tables) nor an empty
 database is refused when opened, and so is a store another process keeps locked for
-longer than the busy timeout (``MEDOPT_STORE_TIMEOUT`` seconds, default 30).
+longer than the busy timeout (``MEDOPT_STORE_TIMEOUT`` seconds, default 30).  A store is
+opened with ``trusted_schema=OFF`` and refused when it holds a trigger or a view (medopt
+makes none: a trigger could rewrite the rows as they are stored); a name SQLite would read
+as a URI or an in-memory database (``file:...``, ``:memory:``) is refused.  A store is read
+with ``mode=ro``, so a read-only file or directory can be exported and drawn.
+
+One job writes a store at a time, and a job's settings and the identity of its inputs
+(``inputs``: size, mtime and BLAKE2b of each run, the qrels and the spans, a run under its
+name in the store) are written in the transaction of its first rows: :meth:`ResultStore.claim`
+takes the write lock before anything is computed and keeps it until those rows are stored, so
+a second job started beside it sees them and is refused if its settings differ.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import math
 import os
 import sqlite3
+import stat
+import urllib.parse
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -53,17 +67,79 @@ _FIRST_COLUMNS = COLUMNS[:13]  # the columns of the first stores (time_limit and
 SETTING_DEFAULTS = {"range": "False", "spans_sha256": "none"}
 _RETRYABLE = "certified = 0 AND status != 'heuristic'"  # a heuristic's row is uncertified by nature
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS results (
+# The statements that make a store, in order: a table added later is one more statement here (an older
+# store gets it when opened to write).  medopt makes no trigger and no view: a store holding one is refused.
+SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS results (
     run_a TEXT NOT NULL, run_b TEXT NOT NULL, topic TEXT NOT NULL, metric TEXT NOT NULL, method TEXT NOT NULL,
     solver TEXT, value REAL, direction TEXT, certified INTEGER, upper_bound REAL, status TEXT,
     seconds REAL, assignment TEXT, time_limit REAL,
     low REAL, high REAL, low_bound REAL, high_bound REAL, low_certified INTEGER, high_certified INTEGER,
     low_assignment TEXT, high_assignment TEXT, rbo_min REAL, rbo_residual REAL, rbo_ext REAL,
     PRIMARY KEY (run_a, run_b, topic, metric, method)
-);
-CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
-"""
+)""",
+    "CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    # the identity of each input a store's rows were computed from (kind: run, qrels or spans; name: a
+    # run's name in the store, '' for the qrels and the spans)
+    """CREATE TABLE IF NOT EXISTS inputs (
+    kind TEXT NOT NULL, name TEXT NOT NULL, path TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+    blake2b TEXT NOT NULL, PRIMARY KEY (kind, name)
+)""",
+)
+TABLES = ("results", "settings", "inputs")  # the tables SCHEMA makes
+_FOREIGN_OBJECTS = ("trigger", "view")      # kinds of schema object medopt never makes
+
+
+@dataclass(frozen=True)
+class Input:
+    """The identity of one input file: its resolved path, size, mtime and BLAKE2b digest (``name``: a
+    run's name in the store)."""
+
+    kind: str
+    path: str
+    size: int
+    mtime_ns: int
+    blake2b: str
+    name: str = ""
+    given: str = field(default="", compare=False)  # the path as the user gave it (for messages; not stored)
+
+    @property
+    def shown(self) -> str:
+        return self.given or self.path
+
+    def named(self, name: str) -> "Input":
+        return Input(self.kind, self.path, self.size, self.mtime_ns, self.blake2b, name, self.given)
+
+
+def identify(kind: str, path) -> Input:
+    """The identity of an input file (its bytes as stored: a .gz file is hashed compressed)."""
+    resolved = os.path.realpath(path)
+    digest = hashlib.blake2b()
+    try:
+        with open(resolved, "rb") as handle:
+            status = os.fstat(handle.fileno())
+            if not stat.S_ISREG(status.st_mode):
+                raise MedoptError(f"{path}: not a regular file")
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    except OSError as error:
+        raise MedoptError(f"{path}: cannot read: {error.strerror or error}") from None
+    return Input(kind, resolved, status.st_size, status.st_mtime_ns, digest.hexdigest(), given=os.fspath(path))
+
+
+@dataclass
+class Review:
+    """What a job finds in a store before it writes to it (:meth:`ResultStore.review`)."""
+
+    rows: int = 0
+    changed: list = None      # (given Input, stored Input) of the inputs whose bytes changed
+    names: dict = None        # a given run's path -> its name in the store
+    clashes: list = None      # settings that differ from the stored rows' (after --refresh)
+    recorded: bool = True     # the store records its inputs (an older medopt's does not)
+
+def _file_identity(path: Path) -> tuple:
+    status = os.stat(path)
+    return status.st_dev, status.st_ino
 
 
 def busy_timeout() -> float:
@@ -80,6 +156,10 @@ def busy_timeout() -> float:
 
 def check_store_file(path) -> None:
     """Refuse at once a path that is not a file SQLite could hold a medopt store in (nothing is opened)."""
+    text = os.fspath(path)
+    if text in ("", ":memory:") or text.lower().startswith("file:"):
+        raise MedoptError(f"--store {text!r}: a store is a file name (not a URI nor an in-memory database, which "
+                          "keeps nothing); e.g. --store ./results.sqlite")
     path = Path(path)
     if path.is_dir():
         raise MedoptError(f"{path}: is a directory, not a results store")
@@ -96,18 +176,20 @@ def check_store_file(path) -> None:
 class ResultStore:
     """A results database; safe to reopen and to append to from one writer at a time.
 
-    ``write=False`` opens an existing store to read it: nothing is created or changed.
+    ``write=False`` opens an existing store to read it (``mode=ro``): nothing is created or changed.
     """
 
     def __init__(self, path, *, write: bool = True, timeout: float | None = None):
         self.path = Path(path)
         self.timeout = busy_timeout() if timeout is None else timeout
+        self._claimed = False  # a job's claim (settings, inputs) is written but not committed yet
+        check_store_file(self.path)
         if not write and not self.path.is_file():
             raise MedoptError(f"{self.path}: no such results store")
-        check_store_file(self.path)
         self.connection = None
         try:
-            self.connection = sqlite3.connect(str(self.path), isolation_level=None, timeout=self.timeout)
+            self.connection = self._connect(write)
+            self.identity = _file_identity(self.path)
             self.columns = self._check_schema()
             if write:
                 self._prepare()
@@ -117,6 +199,31 @@ class ResultStore:
         except BaseException:
             self.close()
             raise
+
+    def _connect(self, write: bool) -> sqlite3.Connection:
+        """A connection through a URI of the resolved path (no part of the name is read as an option), with
+        ``trusted_schema=OFF``.  To read: ``mode=rw`` (never creating the file; its last connection
+        then removes the ``-wal`` and ``-shm`` files), else ``mode=ro``, else ``immutable=1`` where
+        SQLite cannot make the ``-shm`` beside the store (a read-only directory) and no ``-wal`` holds rows
+        the file lacks."""
+        location = "file:" + urllib.parse.quote(os.path.abspath(self.path))
+        modes = ["mode=rwc"] if write else ["mode=rw", "mode=ro", "mode=ro&immutable=1"]
+        for attempt, mode in enumerate(modes):
+            connection = sqlite3.connect(f"{location}?{mode}", uri=True, isolation_level=None, timeout=self.timeout)
+            try:
+                connection.execute("PRAGMA trusted_schema=OFF")
+                connection.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+                return connection
+            except sqlite3.OperationalError as error:
+                connection.close()
+                wal = self.path.with_name(self.path.name + "-wal")
+                if write or attempt == len(modes) - 1 or "unable to open" not in str(error):
+                    raise
+                if modes[attempt + 1].endswith("immutable=1") and wal.exists() and wal.stat().st_size:
+                    raise MedoptError(f"{self.path}: cannot read it here: its rows in {wal.name} need a "
+                                      f"{self.path.name}-shm that cannot be made in this directory; copy the "
+                                      f"store with its -wal to a writable directory") from None
+        raise AssertionError("unreachable")
 
     def _error(self, error: sqlite3.Error) -> MedoptError:
         text = str(error)
@@ -128,8 +235,17 @@ class ResultStore:
         return MedoptError(f"{self.path}: results store error: {text}")
 
     def _check_schema(self) -> tuple:
-        """The columns of the results table; refuses a database that is not a medopt store."""
+        """The columns of the results table; refuses a database that is not a medopt store, and a store
+        holding a trigger or a view (medopt makes none)."""
         connection = self.connection
+        self.tables = set()
+        foreign = connection.execute(
+            f"SELECT type, name FROM sqlite_master WHERE type IN ({', '.join('?' * len(_FOREIGN_OBJECTS))}) "
+            "ORDER BY type, name", _FOREIGN_OBJECTS).fetchall()
+        if foreign:
+            shown = ", ".join(f"{kind} {name!r}" for kind, name in foreign)
+            raise MedoptError(f"{self.path}: refused: the store holds {shown}, which medopt did not make (it could "
+                              "change the rows as they are stored or read); choose another --store")
         tables = {name: tuple(c[1] for c in connection.execute(f'PRAGMA table_info("{name}")'))
                   for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         mark = connection.execute("PRAGMA application_id").fetchone()[0]
@@ -137,25 +253,26 @@ class ResultStore:
         if not tables and mark in (0, APPLICATION_ID):
             return ()  # an empty database: a new store
         if (marked or set(tables) == {"results", "settings"}) and set(_FIRST_COLUMNS) <= set(tables.get("results", ())):
+            self.tables = set(tables)
             return tables["results"]
         found = ", ".join(sorted(tables)) or "no tables"
         raise MedoptError(f"{self.path}: not a medopt results store (an SQLite database holding {found}); "
                           "choose another --store")
 
     def _prepare(self) -> None:
-        """WAL mode, the tables and the mark on a new store; the time_limit column on an older one."""
+        """WAL mode, the tables and the mark on a new store; the tables and columns an older one lacks."""
         connection = self.connection
         if connection.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
             connection.execute("PRAGMA journal_mode=WAL")
         connection.execute("PRAGMA synchronous=NORMAL")
         connection.execute("PRAGMA cache_size=-65536")       # 64 MB: the key index stays in memory
         connection.execute("PRAGMA wal_autocheckpoint=10000")  # fewer, larger checkpoints
-        if self.columns and set(COLUMNS) <= set(self.columns) and \
+        if self.columns and set(COLUMNS) <= set(self.columns) and set(TABLES) <= self.tables and \
                 connection.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID:
             return
         connection.execute("BEGIN IMMEDIATE")
         try:
-            for statement in filter(str.strip, _SCHEMA.split(";")):  # not executescript: it would commit
+            for statement in SCHEMA:
                 connection.execute(statement)
             for column in COLUMNS:
                 if self.columns and column not in self.columns:  # a store from an older medopt
@@ -166,7 +283,7 @@ class ResultStore:
             connection.execute("ROLLBACK")
             raise
         connection.execute("COMMIT")
-        self.columns = COLUMNS
+        self.columns, self.tables = COLUMNS, set(TABLES)
 
     def __enter__(self):
         return self
@@ -175,7 +292,11 @@ class ResultStore:
         self.close()
 
     def close(self) -> None:
+        """Close the connection; a claim no row followed is rolled back."""
         if self.connection is not None:
+            self._claimed = False
+            if self.connection.in_transaction:
+                self.connection.execute("ROLLBACK")
             self.connection.close()
             self.connection = None
 
@@ -191,8 +312,9 @@ class ResultStore:
         return self._execute("SELECT COUNT(*) FROM results").fetchone()[0]
 
     def insert(self, rows: Iterable[tuple]) -> None:
-        """Insert rows (tuples in COLUMNS order) in one transaction. A row already stored is kept as it is,
-        unless it is uncertified: then the new computation replaces it."""
+        """Insert rows (tuples in COLUMNS order) in one transaction (that of the job's claim, for its first
+        rows). A row already stored is kept as it is, unless it is uncertified: then the new computation
+        replaces it."""
         updates = ", ".join(f"{c} = excluded.{c}" for c in COLUMNS if c not in KEY)
         sql = (f"INSERT INTO results ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))}) "
                f"ON CONFLICT ({', '.join(KEY)}) DO UPDATE SET {updates} WHERE results.certified = 0")
@@ -200,7 +322,9 @@ class ResultStore:
         width = len(COLUMNS)
         rows = (row + (None,) * (width - len(row)) for row in rows)  # a MED row stops before the companion columns
         try:
-            connection.execute("BEGIN IMMEDIATE")
+            if not self._claimed:
+                connection.execute("BEGIN IMMEDIATE")
+            self._claimed = False
             try:
                 connection.executemany(sql, rows)
             except BaseException:
@@ -241,6 +365,13 @@ class ResultStore:
             return {}
         return dict(self._execute("SELECT name, value FROM settings").fetchall())
 
+    def inputs(self) -> list[Input]:
+        """The recorded identity of each input (none in an older medopt's store)."""
+        if "inputs" not in self.tables:
+            return []
+        cursor = self._execute("SELECT kind, path, size, mtime_ns, blake2b, name FROM inputs ORDER BY kind, name")
+        return [Input(*row) for row in cursor.fetchall()]
+
     def clashes(self, settings: dict) -> list[str]:
         """Settings that differ from those of the rows stored (none while the store holds no row)."""
         if not self.count():
@@ -248,23 +379,124 @@ class ResultStore:
         stored = dict(SETTING_DEFAULTS, **self.settings())
         return [f"{k}: stored {stored[k]}, now {v}" for k, v in settings.items() if k in stored and stored[k] != v]
 
+    def review(self, settings: dict, inputs: list[Input], *, refresh: bool = False) -> Review:
+        """Compare a job's settings and inputs (runs unnamed: matched to the stored runs by path, or by
+        content for a moved file) with what the stored rows were computed from; nothing is changed.
+        With ``refresh`` the rows of the changed inputs do not count (they are to be computed again)."""
+        review = Review(self.count(), [], {}, [])
+        stored = self.inputs()
+        review.recorded = bool(stored) or not review.rows
+        if not review.rows:
+            return review
+        runs = [i for i in stored if i.kind == "run"]
+        by_path = {i.path: i for i in runs}
+        given = {i.path for i in inputs if i.kind == "run"}
+        moved = [i for i in runs if i.path not in given]  # stored runs not given under their path
+        for item in inputs:
+            if item.kind == "run":
+                match = by_path.get(item.path) or next((i for i in moved if i.blake2b == item.blake2b), None)
+                if match is None:
+                    continue
+                if match in moved:
+                    moved.remove(match)
+                review.names[item.path] = match.name
+            else:
+                match = next((i for i in stored if i.kind == item.kind), None)
+                if match is None:
+                    continue
+            if match.blake2b != item.blake2b:
+                review.changed.append((item, match))
+        wholesale = any(item.kind != "run" for item, _ in review.changed)  # every row depends on the qrels
+        if refresh and wholesale:
+            return Review(0, review.changed, review.names, [], review.recorded)
+        review.clashes = self.clashes(settings)
+        return review
+
+    def claim(self, settings: dict, inputs: list[Input], *, resume: bool = False, refresh: bool = False,
+              names=None, warn=None) -> Review:
+        """Take the store for a job: under the write lock, refuse a store holding rows (unless ``resume``),
+        rows of other settings, or rows of changed inputs (unless ``refresh``: then those rows are deleted,
+        to be computed again); then write the settings and the inputs (each run named by ``names(review)``:
+        a path -> name mapping).  The lock is kept, and the writes not committed, until the first rows are
+        inserted (:meth:`insert`) or :meth:`release` is called: a job started beside this one waits, then
+        sees its settings."""
+        connection = self.connection
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as error:
+            raise self._error(error) from None
+        try:
+            if not self.path.exists() or _file_identity(self.path) != self.identity:
+                raise MedoptError(f"{self.path}: the store was removed meanwhile (another job that failed); "
+                                  "run the job again")
+            review = self.review(settings, inputs, refresh=refresh)
+            rows = self.count()
+            if rows and not resume:
+                raise MedoptError(f"{self.path} already holds {rows} results: pass --resume to complete that "
+                                  "job, or choose a new --store")
+            refuse_review(self.path, review, refresh)
+            if refresh and review.changed:
+                self._forget(review, warn)
+            named = names(review) if names else {}
+            empty = not self.count()
+            if empty:
+                self._execute("DELETE FROM inputs")
+            self._execute_many(f"INSERT OR {'REPLACE' if empty else 'IGNORE'} INTO settings VALUES (?, ?)",
+                               list(settings.items()))
+            for item in inputs:
+                if item.kind == "run":
+                    item = item.named(named.get(item.path, Path(item.path).name))
+                    self._execute("DELETE FROM inputs WHERE kind = 'run' AND path = ?", (item.path,))
+                self._execute("INSERT OR REPLACE INTO inputs (kind, name, path, size, mtime_ns, blake2b) VALUES "
+                              "(?, ?, ?, ?, ?, ?)", (item.kind, item.name, item.path, item.size, item.mtime_ns,
+                                                     item.blake2b))
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+        self._claimed = True
+        return review
+
+    def _forget(self, review: Review, warn) -> None:
+        """Delete the rows computed from the changed inputs (--refresh), saying which."""
+        changed_runs = [stored.name for item, stored in review.changed if item.kind == "run"]
+        if any(item.kind != "run" for item, _ in review.changed):
+            files = ", ".join(item.shown for item, _ in review.changed if item.kind != "run")
+            count = self.count()
+            self._execute("DELETE FROM results")
+            self._execute("DELETE FROM inputs")
+            if warn:
+                warn(f"{files} changed since the rows were computed: all {count} stored rows are deleted, and this "
+                     "job computes again those of its metrics and method (--refresh)")
+            return
+        for name in changed_runs:
+            count = self._execute("SELECT COUNT(*) FROM results WHERE run_a = ? OR run_b = ?",
+                                  (name, name)).fetchone()[0]
+            self._execute("DELETE FROM results WHERE run_a = ? OR run_b = ?", (name, name))
+            if warn:
+                path = next(item.shown for item, stored in review.changed if stored.name == name)
+                warn(f"{path} (run {name}) changed since its rows were computed: its {count} stored rows are "
+                     "deleted, and this job computes again those of its metrics and method (--refresh)")
+
+    def release(self) -> None:
+        """Commit a claim no row followed (a job with nothing to compute)."""
+        if self._claimed:
+            self._claimed = False
+            try:
+                self.connection.execute("COMMIT")
+            except sqlite3.Error as error:
+                raise self._error(error) from None
+
+    def _execute_many(self, sql: str, parameters):
+        try:
+            return self.connection.executemany(sql, parameters)
+        except sqlite3.Error as error:
+            raise self._error(error) from None
+
     def check_settings(self, settings: dict) -> None:
         """Refuse to mix rows computed under different settings, or record the job's settings (those of
         a store that holds no row yet are replaced)."""
-        clashes = self.clashes(settings)
-        if clashes:
-            raise MedoptError(f"{self.path} holds results computed with other settings ({'; '.join(clashes)}); "
-                              "use a new --store")
-        empty = not self.count()
-        try:
-            self.connection.execute("BEGIN IMMEDIATE")
-            self.connection.executemany(f"INSERT OR {'REPLACE' if empty else 'IGNORE'} INTO settings VALUES (?, ?)",
-                                        list(settings.items()))
-            self.connection.execute("COMMIT")
-        except sqlite3.Error as error:
-            if self.connection.in_transaction:
-                self.connection.execute("ROLLBACK")
-            raise self._error(error) from None
+        self.claim(settings, [], resume=True)
+        self.release()
 
     def rows(self, where: str = "", parameters: tuple = ()) -> Iterator[dict]:
         """Every stored row as a dict (certified as bool), in key order."""
@@ -280,6 +512,65 @@ class ResultStore:
                 if row[column] is not None:
                     row[column] = bool(row[column])
             yield row
+
+
+def remove_if_unused(path) -> bool:
+    """Delete a store's files if it holds no row and no other job uses it (checked under the write lock,
+    taken without waiting): what a job that failed before its first row does with the store it made."""
+    path = Path(path)
+    try:
+        connection = sqlite3.connect("file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=rw", uri=True,
+                                     isolation_level=None, timeout=0)
+    except sqlite3.Error:
+        return False
+    try:
+        connection.execute("PRAGMA trusted_schema=OFF")
+        connection.execute("BEGIN IMMEDIATE")
+        tables = {name for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if tables - set(TABLES) or ("results" in tables and
+                                    connection.execute("SELECT COUNT(*) FROM results").fetchone()[0]):
+            return False
+        for name in (path, *(path.with_name(path.name + suffix) for suffix in ("-wal", "-shm", "-journal"))):
+            if name.exists():
+                name.unlink()
+        return True
+    except sqlite3.Error:
+        return False  # locked by another job, or not a store: kept
+    finally:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        connection.close()
+
+
+def refuse_review(path, review: Review, refresh: bool) -> None:
+    """The one-line refusals of a store's review: changed inputs (unless ``refresh``), other settings."""
+    if review.changed and not refresh:
+        item, stored = review.changed[0]
+        what = f"run {review.names[item.path]}" if item.kind == "run" else f"the {item.kind}"
+        how = (f"changed since {path}'s rows were computed from it" if item.path == stored.path else
+               f"not the bytes of {stored.path}, which {path}'s rows were computed from")
+        raise MedoptError(f"{item.shown}: {how} ({what}); pass --refresh with --resume to compute its rows again, "
+                          "or choose a new --store")
+    if review.clashes:
+        raise MedoptError(f"{path} holds results computed with other settings ({'; '.join(review.clashes)}); "
+                          "use a new --store")
+
+
+def one_method(rows: Iterable[dict], path, method: str | None = None) -> list[dict]:
+    """The rows of one method per (pair, topic, metric), for what averages them (plots): with ``method``, the
+    rows of that method; without, every row, refused when a (pair, topic, metric) has rows of several
+    methods (a store completed with ``--add-method``)."""
+    rows = [row for row in rows if method is None or row["method"] == method]
+    seen: dict = {}
+    for row in rows:
+        key = (row["run_a"], row["run_b"], row["topic"], row["metric"])
+        first = seen.setdefault(key, row["method"])
+        if first != row["method"]:
+            raise MedoptError(f"{path} holds {row['metric']} rows of several methods for the same pairs and topics "
+                              f"({first}, {row['method']}): choose one with --method")
+    if method is not None and not rows:
+        raise MedoptError(f"{path} holds no rows of method {method}")
+    return rows
 
 
 def open_existing(path) -> ResultStore:

@@ -29,6 +29,12 @@ from .common import judged_only_option, main, method_options, metric_option, par
 @click.option("--retry-timeouts", "retry", is_flag=True,
               help="With --resume: compute again the rows stored uncertified (time limit reached, solver stopped "
                    "early), e.g. under a larger --time-limit or another --solver.")
+@click.option("--refresh", is_flag=True,
+              help="With --resume: compute again the rows of the runs (all rows: of the qrels or spans) whose "
+                   "bytes changed since they were stored; without it a changed input is refused.")
+@click.option("--add-method", "several_methods", is_flag=True,
+              help="With --resume: store this --method's rows beside those of the method the store was made "
+                   "with (plot then needs --method); without it another method is refused.")
 @judged_only_option
 @click.option("--fast-path/--no-fast-path", default=True, show_default=True,
               help="Array kernels for P, DCG, SDCG, RBP (closed form) and nDCG (Alg. 1, profile search).")
@@ -45,7 +51,8 @@ from .common import judged_only_option, main, method_options, metric_option, par
                    "it: --resume keeps to the store's choice.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
 def matrix_command(runs, qrels, spans, metrics, method, solver, time_limit, max_grade, pad, residual, strategy, at_most,
-                   at_least, jobs, engine, scheduler, store, resume, retry, judged_only, fast_path, chunk_size,
+                   at_least, jobs, engine, scheduler, store, resume, retry, refresh, several_methods, judged_only,
+                   fast_path, chunk_size,
                    output, heatmap, honour_rank, ranges, progress):
     """MED for every unordered pair of RUNS x every common topic x every metric, into a results store.
 
@@ -64,7 +71,8 @@ def matrix_command(runs, qrels, spans, metrics, method, solver, time_limit, max_
     report = run_matrix(list(runs), list(metrics), qrels=qrels, store=store, settings=settings, engine=engine,
                         jobs=jobs, scheduler=scheduler, resume=resume, retry=retry, judged_only=judged_only,
                         honour_rank=honour_rank, progress=progress, fast_rows=chunk_size or FAST_ROWS_PER_TASK,
-                        instance_rows=chunk_size or INSTANCE_ROWS_PER_TASK, warn=warn, spans=spans)
+                        instance_rows=chunk_size or INSTANCE_ROWS_PER_TASK, warn=warn, spans=spans,
+                        refresh=refresh, several_methods=several_methods)
     if report.one_sided:
         warn(f"{report.one_sided} (pair, topic) combination(s) skipped: the topic is in only one run of the pair")
     again = f" ({report.retried} of them again: stored uncertified)" if report.retried else ""
@@ -75,7 +83,7 @@ def matrix_command(runs, qrels, spans, metrics, method, solver, time_limit, max_
         count = export_results(store, output)
         click.echo(f"medopt: wrote {count} rows to {output}", err=True)
     if heatmap:
-        plot_heatmap(store, [heatmap])
+        plot_heatmap(store, [heatmap], method=method if several_methods and method != "auto" else None)
         click.echo(f"medopt: wrote {heatmap}", err=True)
 
 

@@ -29,6 +29,9 @@ FROM_RUNS = ("judged-fraction", "bounds", "rbo", "depths")
 @click.option("-m", "--metric", "metrics", multiple=True, help="Metric(s) to draw (default: those in the store).")
 @click.option("--pair", nargs=2, default=None, metavar="RUN_A RUN_B",
               help="ranges: the pair of runs (default: the only pair in the store).")
+@click.option("--method", default=None,
+              help="From a store: draw the rows of this method (a store completed with 'matrix --add-method' "
+                   "holds several; they are never averaged together).")
 @click.option("--qrels", type=click.Path(dir_okay=False), default=None,
               help="judged-fraction: the full qrels; bounds: the qrels.")
 @click.option("--fractions", default="0,25,50,75,100", show_default=True,
@@ -39,13 +42,15 @@ FROM_RUNS = ("judged-fraction", "bounds", "rbo", "depths")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="judged-fraction: workers.")
 @click.option("-o", "--output", "outputs", multiple=True, required=True, type=click.Path(dir_okay=False),
               help="Image file, .png or .pdf. Repeatable.")
-def plot_command(runs, kind, store, metrics, pair, qrels, fractions, depths, seed, jobs, outputs):
+def plot_command(runs, kind, store, metrics, pair, method, qrels, fractions, depths, seed, jobs, outputs):
     """Plots of MED results and ranges: from a matrix store, or (judged-fraction, bounds) computed from runs
     and qrels."""
 
     plots.check_image_outputs(outputs)  # before any work: the suffix, and a place the file can be written
     if pair and kind != "ranges":
         raise MedoptError("--pair chooses the pair of runs for --kind ranges")
+    if method and kind in FROM_RUNS:
+        raise MedoptError(f"--method chooses the rows of a store; --kind {kind} computes from RUNS")
     if kind == "judged-fraction":
         if len(runs) < 2 or not qrels or len(metrics) != 1:
             raise MedoptError("--kind judged-fraction needs two or more RUNS, --qrels and one -m METRIC")
@@ -88,9 +93,9 @@ def plot_command(runs, kind, store, metrics, pair, qrels, fractions, depths, see
         if kind == "ranges":
             if len(metrics) > 1:
                 raise MedoptError("--kind ranges draws one metric: give one -m")
-            range_plots.plot_ranges(store, list(outputs), metrics[0] if metrics else None, pair)
+            range_plots.plot_ranges(store, list(outputs), metrics[0] if metrics else None, pair, method)
         else:
             draw = {"heatmap": plots.plot_heatmap, "scatter": plots.plot_scatter,
                     "distribution": plots.plot_distribution}[kind]
-            draw(store, list(outputs), metrics=list(metrics) or None)
+            draw(store, list(outputs), metrics=list(metrics) or None, method=method)
     click.echo(f"medopt: wrote {', '.join(outputs)}", err=True)
