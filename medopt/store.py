@@ -345,6 +345,17 @@ class ResultStore:
             (run_a, run_b, metric))
         return set(cursor.fetchall())
 
+    def pair_order(self, names: list, i: int, j: int) -> tuple[int, int]:
+        """(i, j), or (j, i) when the store holds the pair that way round only (runs given in another order
+        on --resume): a pair's rows keep one orientation."""
+        if not self.columns:
+            return i, j
+        held = "SELECT EXISTS (SELECT 1 FROM results WHERE run_a = ? AND run_b = ?)"
+        if self._execute(held, (names[j], names[i])).fetchone()[0] and \
+                not self._execute(held, (names[i], names[j])).fetchone()[0]:
+            return j, i
+        return i, j
+
     def stored_and_retried(self, run_a: str, run_b: str, metric: str, *, retry: bool = False) -> tuple[set, set]:
         """(topic, method) pairs of one pair and metric that a job need not compute (stored), and those of
         them stored uncertified that ``retry`` computes again (retried: no longer in the first set)."""

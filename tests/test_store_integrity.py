@@ -310,3 +310,17 @@ def test_a_read_only_store_file_can_be_exported(tmp_path):
     exported = cli(tmp_path, "export-results", "--store", "s.sqlite", "-o", "x.csv")
     assert exported.exit_code == 0, exported.output
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*GOOD_RUNS, "q.txt", "s.sqlite", "x.csv"])
+
+
+def test_runs_given_in_another_order_keep_each_pair_one_way_round(tmp_path):
+    """``--resume`` with the runs in another order computed every pair again, the other way round."""
+    write_inputs(tmp_path)
+    tail = ["--qrels", "q.txt", "-m", "AP@3", "-m", "RBO(p=0.9)", "-j", "1", "--store", "s.sqlite"]
+    assert cli(tmp_path, "matrix", "a.run", "b.run", *tail).exit_code == 0
+    before = rows_of(tmp_path / "s.sqlite")
+    resumed = cli(tmp_path, "matrix", "c.run", "b.run", "a.run", *tail, "--resume")
+    assert resumed.exit_code == 0, resumed.output
+    assert "12 MED(s) computed, 6 already stored" in resumed.stderr
+    after = rows_of(tmp_path / "s.sqlite")
+    assert {k: v for k, v in after.items() if k in before} == before and len(after) == 18
+    assert {key[:2] for key in after} == {("ra", "rb"), ("rc", "rb"), ("rc", "ra")}

@@ -89,11 +89,12 @@ def plan_job(runset: RunSet, metrics: list, settings: Settings, store: ResultSto
         for j in range(i + 1, n):
             common = runset.common_topics(i, j)
             plan.one_sided += int(np.count_nonzero((runset.length[i] > 0) | (runset.length[j] > 0))) - len(common)
+            a, b = store.pair_order(runset.names, i, j) if store else (i, j)
             if chosen is not None:
                 common = common[chosen[common]]
             tops = runset.max_grade[common]
             for metric in metrics:
-                stored, again = store.stored_and_retried(runset.names[i], runset.names[j], str(metric), retry=retry) \
+                stored, again = store.stored_and_retried(runset.names[a], runset.names[b], str(metric), retry=retry) \
                     if store else (set(), set())
                 groups: dict = {}
                 for top in np.unique(tops).tolist():  # the method depends on the metric and G only
@@ -108,7 +109,7 @@ def plan_job(runset: RunSet, metrics: list, settings: Settings, store: ResultSto
                 for (method, fast), parts in groups.items():
                     part = np.sort(np.concatenate(parts))
                     if len(part):
-                        (fast_units if fast else slow_units).append(Unit(i, j, str(metric), method, fast, part))
+                        (fast_units if fast else slow_units).append(Unit(a, b, str(metric), method, fast, part))
                         plan.rows += len(part)
     fast_total = sum(len(u.topics) for u in fast_units)
     # Enough tasks to keep every worker busy to the end, but not so small that overheads dominate.
