@@ -24,8 +24,8 @@ database is refused when opened, and so is a store another process keeps locked 
 longer than the busy timeout (``MEDOPT_STORE_TIMEOUT`` seconds, default 30).  A store is
 opened with ``trusted_schema=OFF`` and refused when it holds a trigger or a view (medopt
 makes none: a trigger could rewrite the rows as they are stored); a name SQLite would read
-as a URI or an in-memory database (``file:...``, ``:memory:``) is refused.  A store is read
-with ``mode=ro``, so a read-only file or directory can be exported and drawn.
+as a URI or an in-memory database (``file:...``, ``:memory:``) is refused.  A store opened to
+read is never created nor changed, and can be read from a read-only file or directory.
 
 One job writes a store at a time, and a job's settings and the identity of its inputs
 (``inputs``: size, mtime and BLAKE2b of each run, the qrels and the spans, a run under its
@@ -36,21 +36,22 @@ a second job started beside it sees them and is refused if its settings differ.
 
 from __future__ import annotations
 
+# size: one SQLite schema and every transaction on it (open, claim, insert, read, export) in one place, so
+# that the rules keeping a store from mixing or going stale are read together; the identity of inputs and
+# the one-line refusals are in medopt.provenance.
 import csv
-import hashlib
 import json
 import math
 import os
 import sqlite3
-import stat
 import urllib.parse
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
 from .errors import MedoptError
 from .io.paths import check_output_file
 from .io.trec import write_atomic
+from .provenance import Input, Review, identify, match_inputs, one_method, refuse_review  # noqa: F401 (the API)
 
 COLUMNS = ("run_a", "run_b", "topic", "metric", "method", "solver", "value", "direction", "certified",
            "upper_bound", "status", "seconds", "assignment", "time_limit",
@@ -89,53 +90,6 @@ SCHEMA = (
 TABLES = ("results", "settings", "inputs")  # the tables SCHEMA makes
 _FOREIGN_OBJECTS = ("trigger", "view")      # kinds of schema object medopt never makes
 
-
-@dataclass(frozen=True)
-class Input:
-    """The identity of one input file: its resolved path, size, mtime and BLAKE2b digest (``name``: a
-    run's name in the store)."""
-
-    kind: str
-    path: str
-    size: int
-    mtime_ns: int
-    blake2b: str
-    name: str = ""
-    given: str = field(default="", compare=False)  # the path as the user gave it (for messages; not stored)
-
-    @property
-    def shown(self) -> str:
-        return self.given or self.path
-
-    def named(self, name: str) -> "Input":
-        return Input(self.kind, self.path, self.size, self.mtime_ns, self.blake2b, name, self.given)
-
-
-def identify(kind: str, path) -> Input:
-    """The identity of an input file (its bytes as stored: a .gz file is hashed compressed)."""
-    resolved = os.path.realpath(path)
-    digest = hashlib.blake2b()
-    try:
-        with open(resolved, "rb") as handle:
-            status = os.fstat(handle.fileno())
-            if not stat.S_ISREG(status.st_mode):
-                raise MedoptError(f"{path}: not a regular file")
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-    except OSError as error:
-        raise MedoptError(f"{path}: cannot read: {error.strerror or error}") from None
-    return Input(kind, resolved, status.st_size, status.st_mtime_ns, digest.hexdigest(), given=os.fspath(path))
-
-
-@dataclass
-class Review:
-    """What a job finds in a store before it writes to it (:meth:`ResultStore.review`)."""
-
-    rows: int = 0
-    changed: list = None      # (given Input, stored Input) of the inputs whose bytes changed
-    names: dict = None        # a given run's path -> its name in the store
-    clashes: list = None      # settings that differ from the stored rows' (after --refresh)
-    recorded: bool = True     # the store records its inputs (an older medopt's does not)
 
 def _file_identity(path: Path) -> tuple:
     status = os.stat(path)
@@ -394,31 +348,10 @@ class ResultStore:
         """Compare a job's settings and inputs (runs unnamed: matched to the stored runs by path, or by
         content for a moved file) with what the stored rows were computed from; nothing is changed.
         With ``refresh`` the rows of the changed inputs do not count (they are to be computed again)."""
-        review = Review(self.count(), [], {}, [])
-        stored = self.inputs()
-        review.recorded = bool(stored) or not review.rows
+        review = match_inputs(self.inputs(), inputs, self.count())
         if not review.rows:
             return review
-        runs = [i for i in stored if i.kind == "run"]
-        by_path = {i.path: i for i in runs}
-        given = {i.path for i in inputs if i.kind == "run"}
-        moved = [i for i in runs if i.path not in given]  # stored runs not given under their path
-        for item in inputs:
-            if item.kind == "run":
-                match = by_path.get(item.path) or next((i for i in moved if i.blake2b == item.blake2b), None)
-                if match is None:
-                    continue
-                if match in moved:
-                    moved.remove(match)
-                review.names[item.path] = match.name
-            else:
-                match = next((i for i in stored if i.kind == item.kind), None)
-                if match is None:
-                    continue
-            if match.blake2b != item.blake2b:
-                review.changed.append((item, match))
-        wholesale = any(item.kind != "run" for item, _ in review.changed)  # every row depends on the qrels
-        if refresh and wholesale:
+        if refresh and any(item.kind != "run" for item, _ in review.changed):  # every row depends on the qrels
             return Review(0, review.changed, review.names, [], review.recorded)
         review.clashes = self.clashes(settings)
         return review
@@ -551,37 +484,6 @@ def remove_if_unused(path) -> bool:
         if connection.in_transaction:
             connection.execute("ROLLBACK")
         connection.close()
-
-
-def refuse_review(path, review: Review, refresh: bool) -> None:
-    """The one-line refusals of a store's review: changed inputs (unless ``refresh``), other settings."""
-    if review.changed and not refresh:
-        item, stored = review.changed[0]
-        what = f"run {review.names[item.path]}" if item.kind == "run" else f"the {item.kind}"
-        how = (f"changed since {path}'s rows were computed from it" if item.path == stored.path else
-               f"not the bytes of {stored.path}, which {path}'s rows were computed from")
-        raise MedoptError(f"{item.shown}: {how} ({what}); pass --refresh with --resume to compute its rows again, "
-                          "or choose a new --store")
-    if review.clashes:
-        raise MedoptError(f"{path} holds results computed with other settings ({'; '.join(review.clashes)}); "
-                          "use a new --store")
-
-
-def one_method(rows: Iterable[dict], path, method: str | None = None) -> list[dict]:
-    """The rows of one method per (pair, topic, metric), for what averages them (plots): with ``method``, the
-    rows of that method; without, every row, refused when a (pair, topic, metric) has rows of several
-    methods (a store completed with ``--add-method``)."""
-    rows = [row for row in rows if method is None or row["method"] == method]
-    seen: dict = {}
-    for row in rows:
-        key = (row["run_a"], row["run_b"], row["topic"], row["metric"])
-        first = seen.setdefault(key, row["method"])
-        if first != row["method"]:
-            raise MedoptError(f"{path} holds {row['metric']} rows of several methods for the same pairs and topics "
-                              f"({first}, {row['method']}): choose one with --method")
-    if method is not None and not rows:
-        raise MedoptError(f"{path} holds no rows of method {method}")
-    return rows
 
 
 def open_existing(path) -> ResultStore:

@@ -17,11 +17,11 @@ from click.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fault_cases import GOOD_RUNS, QRELS  # noqa: E402
+from fault_cases import GOOD_RUNS, QRELS
 
-from medopt.batch import run_matrix  # noqa: E402
-from medopt.cli import main  # noqa: E402
-from medopt.store import ResultStore  # noqa: E402
+from medopt.batch import run_matrix
+from medopt.cli import main
+from medopt.store import ResultStore
 
 
 def write_inputs(folder: Path) -> None:
@@ -247,7 +247,7 @@ def _read_only(folder: Path) -> bool:
     """Make ``folder`` read-only (``chattr +i`` for root, whom permissions do not stop); False if it
     cannot be."""
     if os.geteuid() == 0:
-        if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(folder)],
+        if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(folder)], check=False,
                                                            capture_output=True).returncode:
             return False
     else:
@@ -263,7 +263,7 @@ def _read_only(folder: Path) -> bool:
 
 def _writable(folder: Path) -> None:
     if os.geteuid() == 0:
-        subprocess.run(["chattr", "-i", str(folder)], capture_output=True)
+        subprocess.run(["chattr", "-i", str(folder)], check=False, capture_output=True)
     folder.chmod(0o755)
 
 
