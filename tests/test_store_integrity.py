@@ -324,3 +324,25 @@ def test_runs_given_in_another_order_keep_each_pair_one_way_round(tmp_path):
     after = rows_of(tmp_path / "s.sqlite")
     assert {k: v for k, v in after.items() if k in before} == before and len(after) == 18
     assert {key[:2] for key in after} == {("ra", "rb"), ("rc", "rb"), ("rc", "ra")}
+
+
+def test_rows_in_a_wal_that_cannot_be_read_are_refused_in_one_line(tmp_path):
+    """A -wal holding rows without its -shm, in a read-only directory: reading the file alone (immutable)
+    would miss those rows, so the store is refused, saying what to do."""
+    write_inputs(tmp_path)
+    assert cli(tmp_path, "matrix", "a.run", "b.run", "-m", "P@5", "-j", "1", "--store", "s.sqlite").exit_code == 0
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    writer = sqlite3.connect(tmp_path / "s.sqlite", isolation_level=None)
+    writer.execute("PRAGMA wal_autocheckpoint=0")
+    writer.execute("UPDATE results SET seconds = 7")
+    shutil.copy(tmp_path / "s.sqlite", folder / "s.sqlite")
+    shutil.copy(tmp_path / "s.sqlite-wal", folder / "s.sqlite-wal")
+    writer.close()
+    if not _read_only(folder):
+        pytest.skip("cannot make a read-only directory here")
+    try:
+        line = error_line(cli(tmp_path, "export-results", "--store", "ro/s.sqlite", "-o", "x.csv"))
+        assert "its rows in s.sqlite-wal need a s.sqlite-shm" in line
+    finally:
+        _writable(folder)
