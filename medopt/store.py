@@ -381,10 +381,10 @@ class ResultStore:
             refuse_review(self.path, review, refresh)
             if refresh and review.changed:
                 self._forget(review, warn)
-            named = names(review) if names else {}
             empty = not self.count()
-            if empty:
+            if empty:  # what a store without rows records is no one's
                 self._execute("DELETE FROM inputs")
+            named = names(review) if names else {}
             self._execute_many(f"INSERT OR {'REPLACE' if empty else 'IGNORE'} INTO settings VALUES (?, ?)",
                                list(settings.items()))
             for item in inputs:
@@ -409,7 +409,7 @@ class ResultStore:
             self._execute("DELETE FROM results")
             self._execute("DELETE FROM inputs")
             if warn:
-                warn(f"{files} changed since the rows were computed: all {count} stored rows are deleted, and this "
+                warn(f"{files} changed since the rows were computed: all {count} stored rows are dropped: this "
                      "job computes again those of its metrics and method (--refresh)")
             return
         for name in changed_runs:
@@ -419,7 +419,7 @@ class ResultStore:
             if warn:
                 path = next(item.shown for item, stored in review.changed if stored.name == name)
                 warn(f"{path} (run {name}) changed since its rows were computed: its {count} stored rows are "
-                     "deleted, and this job computes again those of its metrics and method (--refresh)")
+                     "dropped: this job computes again those of its metrics and method (--refresh)")
 
     def release(self) -> None:
         """Commit a claim no row followed (a job with nothing to compute)."""

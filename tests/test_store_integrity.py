@@ -117,7 +117,7 @@ def test_resume_refuses_a_changed_run_and_refresh_computes_its_rows_again(tmp_pa
     assert rows_of(tmp_path / "s.sqlite") == before
     refreshed = cli(tmp_path, *base, "--resume", "--refresh")
     assert refreshed.exit_code == 0, refreshed.output
-    assert "a.run (run ra) changed since its rows were computed: its 6 stored rows are deleted" in refreshed.stderr
+    assert "a.run (run ra) changed since its rows were computed: its 6 stored rows are dropped" in refreshed.stderr
     assert "6 MED(s) computed, 3 already stored" in refreshed.stderr
     fresh = tmp_path / "fresh"
     fresh.mkdir()
@@ -140,7 +140,7 @@ def test_resume_refuses_changed_qrels_and_refresh_computes_every_row_again(tmp_p
     assert "q.txt: changed since s.sqlite's rows were computed from it (the qrels)" in line
     refreshed = cli(tmp_path, *base, "--resume", "--refresh")
     assert refreshed.exit_code == 0, refreshed.output
-    assert "q.txt changed since the rows were computed: all 3 stored rows are deleted" in refreshed.stderr
+    assert "q.txt changed since the rows were computed: all 3 stored rows are dropped" in refreshed.stderr
     assert "3 MED(s) computed, 0 already stored" in refreshed.stderr
 
 
