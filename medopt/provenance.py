@@ -90,8 +90,12 @@ def match_inputs(stored: list, inputs: list, rows: int) -> Review:
     return review
 
 
-def refuse_review(path, review: Review, refresh: bool) -> None:
-    """The one-line refusals of a store's review: changed inputs (unless ``refresh``), other settings."""
+def refuse_review(path, review: Review, *, resume: bool, refresh: bool) -> None:
+    """The one-line refusals of a store's review: rows (unless ``resume``), changed inputs (unless
+    ``refresh``), other settings."""
+    if review.rows and not resume:
+        raise MedoptError(f"{path} already holds {review.rows} results: pass --resume to complete that job, or "
+                          "choose a new --store")
     if review.changed and not refresh:
         item, stored = review.changed[0]
         what = f"run {review.names[item.path]}" if item.kind == "run" else f"the {item.kind}"

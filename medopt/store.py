@@ -374,11 +374,7 @@ class ResultStore:
                 raise MedoptError(f"{self.path}: the store was removed meanwhile (another job that failed); "
                                   "run the job again")
             review = self.review(settings, inputs, refresh=refresh)
-            rows = self.count()
-            if rows and not resume:
-                raise MedoptError(f"{self.path} already holds {rows} results: pass --resume to complete that "
-                                  "job, or choose a new --store")
-            refuse_review(self.path, review, refresh)
+            refuse_review(self.path, review, resume=resume, refresh=refresh)
             if refresh and review.changed:
                 self._forget(review, warn)
             empty = not self.count()

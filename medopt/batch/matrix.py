@@ -274,10 +274,7 @@ def run_matrix(runs, metrics, *, qrels=None, store="medopt-matrix.sqlite", setti
     inputs = [identify(kind, path) for kind, path in (("qrels", qrels), ("spans", spans)) if path]
     if not created:  # an existing store is checked before the runs are read, and not changed yet
         with ResultStore(store, write=False) as existing:
-            if existing.count() and not resume:
-                raise MedoptError(f"{store} already holds {existing.count()} results: pass --resume to complete "
-                                  "that job, or choose a new --store")
-            refuse_review(store, existing.review(wanted, inputs, refresh=refresh), refresh)
+            refuse_review(store, existing.review(wanted, inputs, refresh=refresh), resume=resume, refresh=refresh)
     if characters:
         runset = read_passage_set(list(runs), judgments, topic_spans, honour_rank=honour_rank)
         in_two = np.add.reduce([runset.has(i) for i in range(len(runset.names))]) >= 2
