@@ -58,18 +58,19 @@ def identify(kind: str, path) -> Input:
 
 @dataclass
 class Review:
-    """What a job finds in a store before it writes to it (:meth:`ResultStore.review`)."""
+    """What a job finds in a store before it writes to it (:meth:`medopt.store.ResultStore.review`)."""
 
-    rows: int = 0
-    changed: list = None      # (given Input, stored Input) of the inputs whose bytes changed
-    names: dict = None        # a given run's path -> its name in the store
-    clashes: list = None      # settings that differ from the stored rows' (after --refresh)
-    recorded: bool = True     # the store records its inputs (an older medopt's does not)
+    rows: int = 0                                       # rows stored (0: none that count, after --refresh)
+    changed: list = field(default_factory=list)         # (given, stored) Input of the inputs whose bytes changed
+    names: dict = field(default_factory=dict)           # a given run's path -> its name in the store
+    clashes: list = field(default_factory=list)         # settings that differ from the stored rows'
+    recorded: bool = True                               # the store records its inputs (an older medopt's does not)
+
 
 def match_inputs(stored: list, inputs: list, rows: int) -> Review:
     """The stored input each of a job's inputs is (runs unnamed: matched by path, else by content for a
     moved file; a new run has none) and those whose bytes changed, for a store holding ``rows`` rows."""
-    review = Review(rows, [], {}, [], bool(stored) or not rows)
+    review = Review(rows, recorded=bool(stored) or not rows)
     if not rows:
         return review
     runs = [i for i in stored if i.kind == "run"]

@@ -352,7 +352,7 @@ class ResultStore:
         if not review.rows:
             return review
         if refresh and any(item.kind != "run" for item, _ in review.changed):  # every row depends on the qrels
-            return Review(0, review.changed, review.names, [], review.recorded)
+            return Review(0, review.changed, review.names, recorded=review.recorded)
         review.clashes = self.clashes(settings)
         return review
 
