@@ -32,7 +32,7 @@ from .errors import MedoptError
 from .io.paths import check_output_file
 from .io.trec import read_qrels, sort_topics
 from .metrics import parse_metric
-from .store import open_existing
+from .store import one_method, open_existing
 
 IMAGE_SUFFIXES = (".png", ".pdf")
 
@@ -92,12 +92,13 @@ def save_pages(figures, outputs) -> None:
             _pyplot().close(figure)
 
 
-def load_values(store) -> list[tuple]:
+def load_values(store, method: str | None = None) -> list[tuple]:
     """(run_a, run_b, topic, metric, value) of every MED row of a matrix store (a companion's rows, RBO,
-    have no MED value: :mod:`medopt.rbo_plots` draws them)."""
+    have no MED value: :mod:`medopt.rbo_plots` draws them), one method per pair, topic and metric
+    (:func:`medopt.store.one_method`)."""
     with open_existing(store) as results:
-        return [(r["run_a"], r["run_b"], r["topic"], r["metric"], r["value"]) for r in results.rows()
-                if r["value"] is not None]
+        rows = one_method((r for r in results.rows() if r["value"] is not None), store, method)
+    return [(r["run_a"], r["run_b"], r["topic"], r["metric"], r["value"]) for r in rows]
 
 
 def _chosen_metrics(rows, metrics) -> list[str]:
@@ -172,12 +173,12 @@ def shared_order(rows, metrics) -> tuple[list[str], list, object]:
     return names, order, tree
 
 
-def plot_heatmap(store, outputs, metrics=None) -> None:
+def plot_heatmap(store, outputs, metrics=None, method: str | None = None) -> None:
     """Clustered heatmap of mean MED between runs (dendrogram on top), one panel per metric, every panel
     in the same run order (:func:`shared_order`, its dendrogram on each panel); the colour scale runs
     from 0 (MED is never negative) to the panel's largest mean."""
     plt = _pyplot()
-    rows = load_values(store)
+    rows = load_values(store, method)
     metrics = _chosen_metrics(rows, metrics)
     sizes = {metric: len(mean_matrix(rows, metric)[0]) for metric in metrics}  # metrics may cover other runs
     few = [metric for metric, n in sizes.items() if n < 2]
@@ -306,10 +307,10 @@ def label_panels(axes, key, points, labels) -> None:
         label_points(axis, x, y, labels, numbers)
 
 
-def plot_scatter(store, outputs, metrics=None) -> None:
+def plot_scatter(store, outputs, metrics=None, method: str | None = None) -> None:
     """Mean MED of each pair under one metric (x) against another (y), each point named by its pair (or
     numbered, with a key, beyond :data:`NAMED` pairs)."""
-    rows = load_values(store)
+    rows = load_values(store, method)
     metrics = _chosen_metrics(rows, metrics)
     if len(metrics) < 2:
         raise MedoptError("a scatter plot needs two metrics (-m X -m Y); the store has one")
@@ -328,10 +329,10 @@ def plot_scatter(store, outputs, metrics=None) -> None:
     _save(figure, outputs)
 
 
-def plot_distribution(store, outputs, metrics=None) -> None:
+def plot_distribution(store, outputs, metrics=None, method: str | None = None) -> None:
     """Per-topic MEDs of each pair (box plots, pairs sorted by median), one panel per metric."""
     plt = _pyplot()
-    rows = load_values(store)
+    rows = load_values(store, method)
     metrics = _chosen_metrics(rows, metrics)
     pairs = list(dict.fromkeys((r[0], r[1]) for r in rows))
     height = max(3.0, 0.22 * len(pairs) + 1.5)

@@ -31,7 +31,7 @@ from .io.trec import file_sha256, read_qrels
 from .metrics import PER_TOPIC, parse_metric
 from .plots import _pyplot, _save, save_pages
 from .result import exact_mean, exact_value, mean_range, verdict
-from .store import RANGE_COLUMNS, open_existing
+from .store import RANGE_COLUMNS, one_method, open_existing
 
 # colours: ranges decided for A (above 0) and for B (below 0), those that can flip, those left open; the mean
 ABOVE, BELOW, ACROSS, OPEN, MEAN = "tab:blue", "tab:orange", "0.72", "#e8d36a", "black"
@@ -57,7 +57,8 @@ def ahead(low_bound: float) -> str:
     return "a" if low_bound > 0 else "b"
 
 
-def range_rows(store, metric: str | None = None, pair: tuple[str, str] | None = None) -> tuple[str, tuple, list]:
+def range_rows(store, metric: str | None = None, pair: tuple[str, str] | None = None,
+               method: str | None = None) -> tuple[str, tuple, list]:
     """The chosen metric, pair (run_a, run_b) and per-topic ranges of M(run_a) - M(run_b), dicts with
     ``topic``, ``low``, ``high``, ``low_bound``, ``high_bound`` and ``certified``, from a store made with
     ``medopt matrix --range``.
@@ -67,7 +68,7 @@ def range_rows(store, metric: str | None = None, pair: tuple[str, str] | None = 
     by_key: dict = {}  # (metric, run_a, run_b) -> {topic: row}
     without_range = 0
     with open_existing(store) as results:
-        for row in results.rows():
+        for row in one_method(results.rows(), store, method):
             if any(row[c] is None for c in RANGE_COLUMNS[:4]):
                 without_range += 1
                 continue
@@ -106,9 +107,10 @@ def range_rows(store, metric: str | None = None, pair: tuple[str, str] | None = 
     return metric, pair, ranges
 
 
-def load_ranges(store, metric: str | None = None, pair: tuple[str, str] | None = None) -> tuple[str, tuple, list]:
+def load_ranges(store, metric: str | None = None, pair: tuple[str, str] | None = None,
+                method: str | None = None) -> tuple[str, tuple, list]:
     """As :func:`range_rows`, each topic's range a tuple ``(topic, low, high, certified)``."""
-    metric, pair, ranges = range_rows(store, metric, pair)
+    metric, pair, ranges = range_rows(store, metric, pair, method)
     return metric, pair, [(r["topic"], r["low"], r["high"], r["certified"]) for r in ranges]
 
 
@@ -224,8 +226,8 @@ def _draw_ranges(plt, shown, span, observed, mean_observed, metric, run_a, run_b
     return figure
 
 
-def plot_ranges(store, outputs, metric: str | None = None, pair: tuple[str, str] | None = None, *,
-                runs=None, qrels=None) -> dict:
+def plot_ranges(store, outputs, metric: str | None = None, pair: tuple[str, str] | None = None,
+                method: str | None = None, *, runs=None, qrels=None) -> dict:
     """Forest plot of one pair's per-topic difference ranges (sorted by their middle), 0 marked, the mean
     difference range as a distinct bar at the bottom and its verdict (:func:`medopt.result.mean_range`
     over the topics' proven bounds, exact sums for a rational metric) in the title; the observed
@@ -233,7 +235,7 @@ def plot_ranges(store, outputs, metric: str | None = None, pair: tuple[str, str]
     ``.pdf`` gets every topic on pages of :data:`PAGE`, a ``.png`` the :data:`PAGE` widest and a summary row
     of the others.  Returns ``{"low", "high", "low_bound", "high_bound", "verdict", "observed"}`` (the mean
     observed difference or None) and ``pages``, the number of PDF pages."""
-    metric, (run_a, run_b), ranges = range_rows(store, metric, pair)
+    metric, (run_a, run_b), ranges = range_rows(store, metric, pair, method)
     ranges.sort(key=lambda r: (r["low"] + r["high"], r["low"]))
     rational = parse_metric(metric).rational
     span = mean_range([(r["low"], r["high"], r["low_bound"], r["high_bound"]) for r in ranges], rational=rational)

@@ -91,8 +91,20 @@ def _foreign_store(tables: str) -> bytes:
     return data
 
 
+_MEDOPT_TABLES = """
+CREATE TABLE results (run_a TEXT NOT NULL, run_b TEXT NOT NULL, topic TEXT NOT NULL, metric TEXT NOT NULL,
+    method TEXT NOT NULL, solver TEXT, value REAL, direction TEXT, certified INTEGER, upper_bound REAL, status TEXT,
+    seconds REAL, assignment TEXT, PRIMARY KEY (run_a, run_b, topic, metric, method));
+CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+PRAGMA application_id = 1298490447;
+"""
+
 BAD_STORES = {
     "text-file": GOOD_RUNS["a.run"].encode(),
+    # a crafted store: a trigger that rewrites every new row (certified 0.999), a view
+    "trigger": _foreign_store(_MEDOPT_TABLES + "CREATE TRIGGER t AFTER INSERT ON results BEGIN UPDATE results SET "
+                              "value = 0.999, certified = 1 WHERE rowid = new.rowid; END;"),
+    "view": _foreign_store(_MEDOPT_TABLES + "CREATE VIEW v AS SELECT * FROM results;"),
     "foreign-results-table": _foreign_store("CREATE TABLE results (a, b); INSERT INTO results VALUES (1, 2);"),
     "foreign-other-table": _foreign_store("CREATE TABLE people (name TEXT);"),
     "truncated-sqlite": b"SQLite format 3\x00" + b"\x00" * 40,
@@ -117,6 +129,7 @@ class Case:
     env: dict = field(default_factory=dict)
     lock_store: bool = False                    # hold a write transaction on s.sqlite while the case runs
     good_store: bool = False                    # a finished store s.sqlite among the inputs
+    changed: dict = field(default_factory=dict)  # files written after the good store: inputs changed since
 
 
 def _with(args, bad) -> list:
@@ -182,6 +195,28 @@ def cases() -> list[Case]:
         Case("matrix/store/other-settings", ["matrix", "a.run", "b.run", *one, "-j", "1", "--store", "s.sqlite",
                                              "--resume"], good_store=True),
     ]
+    # stores that would mix or go stale (issue 50): a changed run or qrels, another method, one file given
+    # twice, names SQLite reads as a URI or an in-memory database
+    resume = ["matrix", "a.run", "b.run", "--qrels", "q.txt", *one, "-j", "1", "--store", "s.sqlite", "--resume"]
+    table += [
+        Case("matrix-resume/changed-run", resume, good_store=True,
+             changed={"a.run": GOOD_RUNS["a.run"].replace("d10 1", "zz 1").encode()}),
+        Case("matrix-resume/changed-qrels", resume, good_store=True, changed={"q.txt": (QRELS + "1 0 zz 1\n").encode()}),
+        Case("matrix-resume/other-qrels-file", [*resume[:4], "q2.txt", *resume[5:]], {"q2.txt": b"1 0 d11 1\n"},
+             good_store=True),
+        Case("matrix-resume/other-method", [*resume, "--method", "exact"], good_store=True),
+        Case("matrix/run/same-file-twice", ["matrix", "a.run", "./a.run", *one, "-j", "1"]),
+        Case("matrix/--refresh/without-resume", ["matrix", "a.run", "b.run", *one, "-j", "1", "--refresh"]),
+        Case("matrix/--add-method/without-resume", ["matrix", "a.run", "b.run", *one, "-j", "1", "--add-method"]),
+    ]
+    for kind, name in (("memory", ":memory:"), ("uri-memory", "file:x?mode=memory"), ("uri", "file:s.sqlite?mode=ro"),
+                       ("empty-name", "")):
+        table += [
+            Case(f"matrix/--store/{kind}", ["matrix", "a.run", "b.run", *one, "-j", "1", "--store", name]),
+            Case(f"export-results/--store/{kind}", ["export-results", "--store", name, "-o", "x.csv"],
+                 good_store=True),
+            Case(f"plot/--store/{kind}", ["plot", "--store", name, "-o", "x.png"], good_store=True),
+        ]
     # output paths: missing directory, /proc, a directory, a file as the parent, a bad suffix, stdout full
     for where, target in (("missing-dir", "nodir/out"), ("proc", "/proc/medopt-out"), ("parent-is-file", "a.run/out")):
         table += [
@@ -289,6 +324,8 @@ def prepare(directory: Path, case: Case) -> None:
 
         run_matrix([str(directory / "a.run"), str(directory / "b.run")], ["P@5"], qrels=str(directory / "q.txt"),
                    store=directory / "s.sqlite", jobs=1, progress=False)
+    for name, data in case.changed.items():
+        (directory / name).write_bytes(data)
 
 
 def listing(directory: Path) -> set:

@@ -104,7 +104,7 @@ def test_resume_computes_nothing_and_other_spans_refused(passages):
     refused = _matrix(passages, store, "--resume", spans="other.txt")
     assert refused.exit_code == 2
     lines = refused.output.strip().splitlines()
-    assert len(lines) == 1 and "spans_sha256" in lines[0]
+    assert len(lines) == 1 and "other.txt: not the bytes of" in lines[0] and "(the spans)" in lines[0]
     assert len(_rows(store)) == count
 
 

@@ -34,7 +34,7 @@ from ..io.paths import check_output_file
 from .summary import pair_summary
 from ..io.trec import file_sha256, mean_topics, read_qrels, read_topic_choice
 from ..metrics import parse_metric
-from ..store import ResultStore, check_store_file
+from ..store import ResultStore, check_store_file, identify, refuse_review, remove_if_unused
 from .engines import make_engine, read_runs
 from .fastpath import KERNEL_METHODS, RANGE_KERNELS
 from .passageset import character_job, check_character_settings, plan_passages, read_passage_set
@@ -95,11 +95,12 @@ def plan_job(runset: RunSet, metrics: list, settings: Settings, store: ResultSto
             else:
                 common = runset.common_topics(i, j)
                 plan.one_sided += int(np.count_nonzero((runset.length[i] > 0) | (runset.length[j] > 0))) - len(common)
+            a, b = store.pair_order(runset.names, i, j) if store else (i, j)
             if chosen is not None:
                 common = common[chosen[common]]
             tops = runset.max_grade[common]
             for metric in metrics:
-                stored, again = store.stored_and_retried(runset.names[i], runset.names[j], str(metric), retry=retry) \
+                stored, again = store.stored_and_retried(runset.names[a], runset.names[b], str(metric), retry=retry) \
                     if store else (set(), set())
                 groups: dict = {}
                 for top in np.unique(tops).tolist():  # the method depends on the metric and G only
@@ -114,7 +115,7 @@ def plan_job(runset: RunSet, metrics: list, settings: Settings, store: ResultSto
                 for (method, fast), parts in groups.items():
                     part = np.sort(np.concatenate(parts))
                     if len(part):
-                        (fast_units if fast else slow_units).append(Unit(i, j, str(metric), method, fast, part))
+                        (fast_units if fast else slow_units).append(Unit(a, b, str(metric), method, fast, part))
                         plan.rows += len(part)
     fast_total = sum(len(u.topics) for u in fast_units)
     # Enough tasks to keep every worker busy to the end, but not so small that overheads dominate.
@@ -158,15 +159,46 @@ class MatrixReport:
     retried: int = 0
 
 
-def job_settings(qrels_path, settings: Settings, honour_rank: bool, spans_path=None) -> dict:
+def job_settings(qrels_path, settings: Settings, honour_rank: bool, spans_path=None, *,
+                 several_methods: bool = False) -> dict:
     """What defines the MED values of a store: rows computed under other settings must not mix (MED-U:
-    the spans file too)."""
+    the spans file too).  The method asked for is one of them (one method per pair, topic and metric)
+    unless ``several_methods``: the user asks to store another method's rows beside them."""
     digest = file_sha256(qrels_path) if qrels_path else "none"
     limits = [asdict(limit) for limit in settings.limits]
     spans = file_sha256(spans_path) if spans_path else "none"
-    return {"qrels_sha256": digest, "spans_sha256": spans, "max_grade": str(settings.max_grade), "pad": settings.pad,
-            "residual": str(settings.residual), "limits": json.dumps(limits), "honour_rank": str(honour_rank),
-            "range": str(settings.ranges)}
+    wanted = {"qrels_sha256": digest, "spans_sha256": spans, "max_grade": str(settings.max_grade),
+              "pad": settings.pad, "residual": str(settings.residual), "limits": json.dumps(limits),
+              "honour_rank": str(honour_rank), "range": str(settings.ranges), "method": settings.method}
+    if several_methods:
+        del wanted["method"]
+    return wanted
+
+
+def run_inputs(runs) -> list:
+    """The identity of each run file; the same file given twice (``a.run``, ``./a.run``) is refused."""
+    inputs, seen = [], {}
+    for run in runs:
+        item = identify("run", run)
+        if item.path in seen:
+            raise MedoptError(f"{run}: the same file as {seen[item.path]}: give each run once")
+        seen[item.path] = run
+        inputs.append(item)
+    return inputs
+
+
+def stable_names(defaults: list, inputs: list, review, stored: set) -> list:
+    """The name of each run in the store: the name it has there (matched by path, or by content for a
+    moved file); a run new to the store its run id (``defaults``: run ids, or file names where they
+    collide), else its file name, else its path -- the first that no other run of the store has."""
+    names = [review.names.get(item.path) for item in inputs]
+    taken = set(stored) | {name for name in names if name}
+    for k, name in enumerate(names):
+        if name is None:
+            candidates = (defaults[k], Path(inputs[k].path).name, inputs[k].path)
+            names[k] = next((c for c in candidates if c not in taken), inputs[k].path)
+            taken.add(names[k])
+    return names
 
 
 def _warn(message: str) -> None:
@@ -204,18 +236,13 @@ def unique_measures(texts, warn=_warn, *, passages: bool = False) -> tuple[list,
     return unique_metrics(metrics, warn, passages=passages), list(companions.values())
 
 
-def _remove_store(path: Path) -> None:
-    for name in (path, *(path.with_name(path.name + suffix) for suffix in ("-wal", "-shm", "-journal"))):
-        if name.exists():
-            name.unlink()
-
-
 def run_matrix(runs, metrics, *, qrels=None, store="medopt-matrix.sqlite", settings: Settings = Settings(),
                engine: str = "local", jobs: int | None = None, scheduler: str | None = None, resume: bool = False,
                retry: bool = False, complete: bool = False, topics=None, honour_rank: bool = False,
                progress: bool | None = None, fast_rows: int = FAST_ROWS_PER_TASK,
                instance_rows: int = INSTANCE_ROWS_PER_TASK, cluster_options: dict | None = None,
-               warn=_warn, spans=None, names=None) -> MatrixReport:
+               warn=_warn, spans=None, names=None, refresh: bool = False,
+               several_methods: bool = False) -> MatrixReport:
     """Compute MED for every unordered pair of ``runs`` (TREC files) x common topic x metric into ``store``.
 
     ``retry`` (with ``resume``) computes again the rows stored uncertified: a time limit reached, a solver
@@ -225,6 +252,9 @@ def run_matrix(runs, metrics, *, qrels=None, store="medopt-matrix.sqlite", setti
     MED-U (SPEC 8): ``U(L=..)`` metrics (alone in the job), ``runs`` 8-column passage runs and ``spans`` the
     relevant spans file (:mod:`medopt.batch.passageset`).  ``names`` (aligned with ``runs``, None: the
     run's own) names runs, as ``NAME=PATH`` arguments do.
+    ``refresh`` (with ``resume``) computes again the rows of the inputs that changed since they were
+    stored (else a changed input is refused); ``several_methods`` (with ``resume``) stores the rows of
+    ``settings.method`` beside those of the method the store was made with.
     """
     started = time.perf_counter()
     if len(runs) < 2:
@@ -236,28 +266,24 @@ def run_matrix(runs, metrics, *, qrels=None, store="medopt-matrix.sqlite", setti
         RelevanceLimit(**l) if isinstance(l, dict) else l for l in settings.limits)})
     if characters:
         check_character_settings(settings)
-    if retry and not resume:
-        raise MedoptError("--retry-timeouts completes a job: pass --resume with it")
+    for flag, given in (("--retry-timeouts", retry), ("--refresh", refresh), ("--add-method", several_methods)):
+        if given and not resume:
+            raise MedoptError(f"{flag} completes a job: pass --resume with it")
     make_engine(engine, jobs=jobs, scheduler=scheduler)  # an unknown engine is refused before any work
+    check_store_file(store)
     store = Path(store)
     created = not store.exists()
     if created:
         check_output_file(store, "--store")
-    check_store_file(store)
     if characters:
         judgments, topic_spans = read_passage_judgments(qrels, spans)
     else:
         judgments = read_qrels(qrels) if qrels else {}
-    wanted = job_settings(qrels, settings, honour_rank, spans)
+    wanted = job_settings(qrels, settings, honour_rank, spans, several_methods=several_methods)
+    inputs = [identify(kind, path) for kind, path in (("qrels", qrels), ("spans", spans)) if path]
     if not created:  # an existing store is checked before the runs are read, and not changed yet
         with ResultStore(store, write=False) as existing:
-            if existing.count() and not resume:
-                raise MedoptError(f"{store} already holds {existing.count()} results: pass --resume to complete "
-                                  "that job, or choose a new --store")
-            clashes = existing.clashes(wanted)
-            if clashes:
-                raise MedoptError(f"{store} holds results computed with other settings ({'; '.join(clashes)}); "
-                                  "use a new --store")
+            refuse_review(store, existing.review(wanted, inputs, refresh=refresh), resume=resume, refresh=refresh)
     if characters:
         runset = read_passage_set(list(runs), judgments, topic_spans, honour_rank=honour_rank)
         in_two = np.add.reduce([runset.has(i) for i in range(len(runset.names))]) >= 2
@@ -272,13 +298,23 @@ def run_matrix(runs, metrics, *, qrels=None, store="medopt-matrix.sqlite", setti
     if not in_two.any() and not complete:
         raise MedoptError(f"no two of the {len(runset.names)} runs share a topic: nothing to compare")
     chosen = chosen_topics(runset, in_two, judgments, qrels, complete=complete, topics=topics, warn=warn)
+    ran = run_inputs(runs)
     read_seconds = time.perf_counter() - started
     done = [0]
+
+    def name_runs(review) -> dict:
+        if not review.recorded:
+            warn(f"{store} was made by an older medopt, which kept no identity of its runs and qrels: they are "
+                 "taken to be those its rows were computed from")
+        stored = {item.name for item in results.inputs() if item.kind == "run"}
+        runset.names = stable_names(runset.names, ran, review, stored)
+        return {item.path: name for item, name in zip(ran, runset.names)}
+
     try:
         with ResultStore(store) as results:
-            if results.count() and not resume:  # another job filled it meanwhile
-                raise MedoptError(f"{store} already holds {results.count()} results: pass --resume")
-            results.check_settings(wanted)
+            # the write lock, from here to the first rows: a job started beside this one waits, then is
+            # refused if its settings differ (or if this one's rows are stored and it did not ask to resume)
+            results.claim(wanted, inputs + ran, resume=resume, refresh=refresh, names=name_runs, warn=warn)
             if characters:
                 plan = plan_passages(Plan(), runset, metrics, settings, results, jobs=jobs, rows=fast_rows,
                                      topics=chosen, retry=retry)
@@ -296,10 +332,10 @@ def run_matrix(runs, metrics, *, qrels=None, store="medopt-matrix.sqlite", setti
                 plan.rows += len(extra)
                 plan.stored += held
             results.replace_pairs(pair_summary(results.rows(), runset))  # the per-pair summary, made anew
+            results.release()
     except BaseException as error:
-        if created and store.exists() and not _holds_rows(store):
-            _remove_store(store)  # a job that stored nothing leaves nothing behind
-        elif done[0] and isinstance(error, MedoptError):
+        removed = created and store.exists() and remove_if_unused(store)  # a job that stored nothing leaves nothing
+        if not removed and done[0] and isinstance(error, MedoptError):
             raise MedoptError(f"{error} ({done[0]} MED(s) computed before it are stored in {store}: "
                               "--resume completes the job once the cause is fixed)") from None
         raise
@@ -317,14 +353,6 @@ def chosen_topics(runset, in_two: np.ndarray, judgments: dict, qrels, *, complet
         warn(note)
     kept = set(kept)
     return np.array([t in kept for t in runset.topics], dtype=bool)
-
-
-def _holds_rows(store: Path) -> bool:
-    try:
-        with ResultStore(store, write=False) as results:
-            return results.count() > 0
-    except MedoptError:
-        return True  # cannot tell: keep it
 
 
 def collect_rows(runset: RunSet, metrics, settings: Settings = Settings(), *, engine: str = "local",

@@ -101,16 +101,17 @@ def plan_passages(plan, pset: PassageSet, metrics: list, settings: Settings, sto
         for j in range(i + 1, n):
             common = pset.common_topics(i, j)
             plan.one_sided += int(np.count_nonzero(pset.has(i) | pset.has(j))) - len(common)
+            a, b = store.pair_order(pset.names, i, j) if store else (i, j)
             if topics is not None:
                 common = common[topics[common]]
             for metric in metrics:
-                stored, again = store.stored_and_retried(pset.names[i], pset.names[j], str(metric), retry=retry) \
+                stored, again = store.stored_and_retried(pset.names[a], pset.names[b], str(metric), retry=retry) \
                     if store else (set(), set())
                 keep = [t for t in common.tolist() if (pset.topics[t], method) not in stored]
                 plan.stored += len(common) - len(keep)
                 plan.retried += sum((pset.topics[t], method) in again for t in keep)
                 if keep:
-                    units.append(Unit(i, j, str(metric), method, False, np.array(keep, np.int64)))
+                    units.append(Unit(a, b, str(metric), method, False, np.array(keep, np.int64)))
                     plan.rows += len(keep)
     size = max(1, min(rows, math.ceil(plan.rows / max(4 * jobs, 1))))
     plan.tasks = [[Unit(u.run_a, u.run_b, u.metric, u.method, False, u.topics[k:k + size])]

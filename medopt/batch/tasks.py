@@ -136,17 +136,18 @@ def companion_rows(runset: RunSet, companions, store=None, topics: np.ndarray | 
             common = runset.common_topics(i, j)
             if topics is not None:
                 common = common[topics[common]]
+            a, b = store.pair_order(runset.names, i, j) if store else (i, j)
             for companion in companions:
                 metric = str(companion)
-                stored = store.stored_topics(runset.names[i], runset.names[j], metric) if store else set()
+                stored = store.stored_topics(runset.names[a], runset.names[b], metric) if store else set()
                 for t in common.tolist():
                     topic = runset.topics[t]
                     if (topic, COMPANION_METHOD) in stored:
                         held += 1
                         continue
                     started = time.perf_counter()
-                    value = companion.evaluate(runset.ranking(i, t), runset.ranking(j, t))
-                    rows.append((runset.names[i], runset.names[j], topic, metric, COMPANION_METHOD, None, None, None,
+                    value = companion.evaluate(runset.ranking(a, t), runset.ranking(b, t))
+                    rows.append((runset.names[a], runset.names[b], topic, metric, COMPANION_METHOD, None, None, None,
                                  None, None, "companion", time.perf_counter() - started, None, None)
                                 + (None,) * len(RANGE_COLUMNS) + tuple(value))
     return rows, held

@@ -29,6 +29,12 @@ from .common import main, method_options, metric_option, named_runs, parse_limit
 @click.option("--retry-timeouts", "retry", is_flag=True,
               help="With --resume: compute again the rows stored uncertified (time limit reached, solver stopped "
                    "early), e.g. under a larger --time-limit or another --solver.")
+@click.option("--refresh", is_flag=True,
+              help="With --resume: compute again the rows of the runs (all rows: of the qrels or spans) whose "
+                   "bytes changed since they were stored; without it a changed input is refused.")
+@click.option("--add-method", "several_methods", is_flag=True,
+              help="With --resume: store this --method's rows beside those of the method the store was made "
+                   "with (plot then needs --method); without it another method is refused.")
 @topic_options
 @click.option("--fast-path/--no-fast-path", default=True, show_default=True,
               help="Array kernels for P, DCG, SDCG, RBP (closed form) and nDCG (Alg. 1, profile search).")
@@ -49,8 +55,8 @@ from .common import main, method_options, metric_option, named_runs, parse_limit
                    "it: --resume keeps to the store's choice.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
 def matrix_command(runs, qrels, spans, metrics, method, solver, time_limit, max_grade, pad, residual, strategy, at_most,
-                   at_least, jobs, engine, scheduler, store, resume, retry, complete, topics, fast_path, chunk_size,
-                   output, summary, heatmap, honour_rank, ranges, progress):
+                   at_least, jobs, engine, scheduler, store, resume, retry, refresh, several_methods, complete,
+                   topics, fast_path, chunk_size, output, summary, heatmap, honour_rank, ranges, progress):
     """MED for every unordered pair of RUNS x every common topic x every metric, into a results store.
 
     Stop it at any time (Ctrl-C, SIGTERM, or kill): rerun with --resume and it completes the job.
@@ -73,7 +79,7 @@ def matrix_command(runs, qrels, spans, metrics, method, solver, time_limit, max_
                         jobs=jobs, scheduler=scheduler, resume=resume, retry=retry, complete=complete, topics=topics,
                         honour_rank=honour_rank, progress=progress, fast_rows=chunk_size or FAST_ROWS_PER_TASK,
                         instance_rows=chunk_size or INSTANCE_ROWS_PER_TASK, warn=warn, spans=spans,
-                        names=names)
+                        names=names, refresh=refresh, several_methods=several_methods)
     if report.one_sided:
         warn(f"{report.one_sided} (pair, topic) combination(s) skipped: the topic is in only one run of the pair")
     again = f" ({report.retried} of them again: stored uncertified)" if report.retried else ""
@@ -87,7 +93,7 @@ def matrix_command(runs, qrels, spans, metrics, method, solver, time_limit, max_
         count = export_pairs(store, summary)
         click.echo(f"medopt: wrote the summary of {count} pair(s) x metric(s) to {summary}", err=True)
     if heatmap:
-        plot_heatmap(store, [heatmap])
+        plot_heatmap(store, [heatmap], method=method if several_methods and method != "auto" else None)
         click.echo(f"medopt: wrote {heatmap}", err=True)
 
 

@@ -33,7 +33,8 @@ FROM_RUNS = ("judged-fraction", "bounds", "rbo", "depths")
 @click.option("--pair", nargs=2, default=None, metavar="RUN_A RUN_B",
               help="ranges: the pair of runs (default: the only pair in the store).")
 @click.option("--method", default=None,
-              help="verdicts: the method whose results to draw, when a pair was computed by several.")
+              help="From a store: draw the rows of this method (a store completed with 'matrix --add-method' "
+                   "holds several; they are never averaged together).")
 @click.option("--qrels", type=click.Path(dir_okay=False), default=None,
               help="judged-fraction: the full qrels; bounds: the qrels; ranges: the store's qrels (with RUNS).")
 @click.option("--fractions", default="0,25,50,75,100", show_default=True,
@@ -51,8 +52,8 @@ def plot_command(runs, kind, store, metrics, pair, method, qrels, fractions, dep
     plots.check_image_outputs(outputs)  # before any work: the suffix, and a place the file can be written
     if pair and kind != "ranges":
         raise MedoptError("--pair chooses the pair of runs for --kind ranges")
-    if method is not None and kind != "verdicts":
-        raise MedoptError("--method chooses the method of --kind verdicts")
+    if method and kind in FROM_RUNS:
+        raise MedoptError(f"--method chooses the rows of a store; --kind {kind} computes from RUNS")
     if kind == "judged-fraction":
         if len(runs) < 2 or not qrels or len(metrics) != 1:
             raise MedoptError("--kind judged-fraction needs two or more RUNS, --qrels and one -m METRIC")
@@ -99,12 +100,12 @@ def plot_command(runs, kind, store, metrics, pair, method, qrels, fractions, dep
             if bool(runs) != bool(qrels):
                 raise MedoptError("--kind ranges marks each topic's observed difference from RUNS and --qrels: "
                                   "give both or neither")
-            range_plots.plot_ranges(store, list(outputs), metrics[0] if metrics else None, pair,
+            range_plots.plot_ranges(store, list(outputs), metrics[0] if metrics else None, pair, method,
                                     runs=list(runs) or None, qrels=qrels)
         elif kind == "verdicts":
             range_plots.plot_verdicts(store, list(outputs), metrics=list(metrics) or None, method=method)
         else:
             draw = {"heatmap": plots.plot_heatmap, "scatter": plots.plot_scatter,
                     "distribution": plots.plot_distribution}[kind]
-            draw(store, list(outputs), metrics=list(metrics) or None)
+            draw(store, list(outputs), metrics=list(metrics) or None, method=method)
     click.echo(f"medopt: wrote {', '.join(outputs)}", err=True)
