@@ -25,6 +25,7 @@ from . import api
 from .batch import Settings, collect_rows, read_runs
 from .batch.runset import load_runset
 from .errors import MedoptError
+from .io.output import output_file, store_files
 from .io.paths import check_output_file
 from .io.trec import read_qrels, sort_topics
 from .metrics import parse_metric
@@ -42,25 +43,21 @@ def _pyplot():
     return plt
 
 
-def check_image_outputs(outputs, what: str = "-o") -> None:
-    """Refuse, before any work, image files that are not .png / .pdf or cannot be written."""
-    for output in outputs:
+def check_image_outputs(outputs, what: str = "-o", *, inputs=()) -> None:
+    """Refuse, before any work, image files that are not .png / .pdf, cannot be written, or are one of
+    ``inputs`` (or another of ``outputs``)."""
+    for number, output in enumerate(outputs):
         if Path(output).suffix.lower() not in IMAGE_SUFFIXES:
             raise MedoptError(f"{output}: plots are written as .png or .pdf")
-        check_output_file(output, what)
+        check_output_file(output, what, inputs=[inputs, list(outputs[:number])], binary=True)
 
 
-def _save(figure, outputs) -> None:
-    check_image_outputs(outputs)
+def _save(figure, outputs, *, inputs=()) -> None:
+    check_image_outputs(outputs, inputs=inputs)
     try:
         for output in outputs:
-            temporary = Path(output).with_name(f".{Path(output).name}.tmp{Path(output).suffix}")
-            try:
-                figure.savefig(temporary, dpi=150, bbox_inches="tight")
-                temporary.replace(output)
-            finally:
-                if temporary.exists():
-                    temporary.unlink()
+            with output_file(output, "-o", inputs=inputs, binary=True, compress=False) as handle:
+                figure.savefig(handle, dpi=150, bbox_inches="tight", format=Path(output).suffix.lower()[1:])
     finally:
         _pyplot().close(figure)
 
@@ -168,7 +165,7 @@ def plot_heatmap(store, outputs, metrics=None) -> None:
                                   color="black" if light else "white")
         panel.colorbar(image, cax=bar, label=f"mean MED-{metric}")
         top.set_title(f"MED-{metric}, mean over topics ({n} runs)", fontsize=10)
-    _save(figure, outputs)
+    _save(figure, outputs, inputs=store_files(store))
 
 
 def tau_scatter(axis, x, y, *, size: float = 18, alpha: float = 0.75) -> float:
@@ -198,7 +195,7 @@ def plot_scatter(store, outputs, metrics=None) -> None:
     axis.set_xlabel(f"mean MED-{x_metric}")
     axis.set_ylabel(f"mean MED-{y_metric}")
     axis.set_title(f"{len(pairs)} pairs of runs; Kendall's tau = {tau:.3f}", fontsize=10)
-    _save(figure, outputs)
+    _save(figure, outputs, inputs=store_files(store))
 
 
 def plot_distribution(store, outputs, metrics=None) -> None:
@@ -223,7 +220,7 @@ def plot_distribution(store, outputs, metrics=None) -> None:
         axis.grid(axis="x", alpha=0.3)
         axis.set_title(f"MED-{metric}", fontsize=10)
     figure.tight_layout()
-    _save(figure, outputs)
+    _save(figure, outputs, inputs=store_files(store))
 
 
 # ---------------------------------------------------------------------------
@@ -299,5 +296,5 @@ def plot_judged_fraction(runs, qrels_path, metric, outputs, *, percents=(0, 25, 
     axes[0][0].set_ylabel(f"mean MED-{metric} (pairs of runs)")
     axes[0][0].legend(loc="upper left", fontsize=7, frameon=False)
     figure.tight_layout()
-    _save(figure, outputs)
+    _save(figure, outputs, inputs=[runs, qrels_path])
     return points

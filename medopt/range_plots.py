@@ -17,6 +17,7 @@ import numpy as np
 from .bounds_table import score_bounds
 from .errors import MedoptError
 from .metrics import parse_metric
+from .io.output import store_files
 from .plots import _pyplot, _save
 from .result import verdict
 from .store import RANGE_COLUMNS, open_existing
@@ -126,7 +127,7 @@ def plot_ranges(store, outputs, metric: str | None = None, pair: tuple[str, str]
     axis.set_title(f"{run_a} vs {run_b}, {metric}: mean difference range [{low:.4f}, {high:.4f}]: {decided}{note}",
                    fontsize=9)
     axis.grid(axis="x", alpha=0.3)
-    _save(figure, outputs)
+    _save(figure, outputs, inputs=store_files(store))
     return {"low": low, "high": high, "verdict": decided}
 
 
@@ -158,5 +159,5 @@ def plot_bounds(runs, qrels, metric, outputs, *, progress: bool | None = None, w
     _pad_x(axis, [r["low"] for r in means] + [r["trec_eval"] for r in means],
            [r["high"] for r in means] + [r["trec_eval"] for r in means])
     figure.legend(loc="outside lower center", ncol=2, fontsize=7, frameon=False)
-    _save(figure, outputs)
+    _save(figure, outputs, inputs=[runs, qrels])
     return means

@@ -26,7 +26,6 @@ longer than the busy timeout (``MEDOPT_STORE_TIMEOUT`` seconds, default 30).
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import os
@@ -35,7 +34,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from .errors import MedoptError
-from .io.paths import check_output_file
+from .io.output import check_output, csv_lines, output_file, store_files
 from .io.trec import write_atomic
 
 COLUMNS = ("run_a", "run_b", "topic", "metric", "method", "solver", "value", "direction", "certified",
@@ -309,14 +308,14 @@ def export_format(output, fmt: str | None = None) -> str:
 
 def export_results(store_path, output, fmt: str | None = None, *, with_assignment: bool = True) -> int:
     """Write a store's rows to CSV, TSV, JSON lines or parquet (``fmt`` default: from the file name)."""
-    output = Path(output)
     fmt = export_format(output, fmt)
-    check_output_file(output)
+    inputs = store_files(store_path)
+    check_output(output, "-o", inputs=inputs, binary=fmt == "parquet")
     columns = COLUMNS if with_assignment else tuple(c for c in COLUMNS if c != "assignment")
     with open_existing(store_path) as store:
         rows = store.rows()
         if fmt == "parquet":
-            return _write_parquet(rows, columns, output)
+            return _write_parquet(rows, columns, output, inputs)
         count = 0
 
         def lines():
@@ -326,32 +325,20 @@ def export_results(store_path, output, fmt: str | None = None, *, with_assignmen
                     count += 1
                     yield json.dumps({c: row[c] for c in columns}) + "\n"
                 return
-            buffer = _LineBuffer()
-            writer = csv.writer(buffer, delimiter="," if fmt == "csv" else "\t", lineterminator="\n")
-            writer.writerow(columns)
-            yield buffer.take()
-            for row in rows:
-                count += 1
-                writer.writerow([_text(row[c]) for c in columns])
-                yield buffer.take()
+            def table():
+                nonlocal count
+                yield columns
+                for row in rows:
+                    count += 1
+                    yield [_text(row[c]) for c in columns]
 
-        write_atomic(output, lines())
+            yield from csv_lines(table(), "," if fmt == "csv" else "\t")
+
+        write_atomic(output, lines(), what="-o", inputs=inputs)
         return count
 
 
-class _LineBuffer:
-    def __init__(self):
-        self.parts = []
-
-    def write(self, text):
-        self.parts.append(text)
-
-    def take(self) -> str:
-        text, self.parts = "".join(self.parts), []
-        return text
-
-
-def _write_parquet(rows, columns, output: Path) -> int:
+def _write_parquet(rows, columns, output, inputs=()) -> int:
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -365,11 +352,6 @@ def _write_parquet(rows, columns, output: Path) -> int:
              "time_limit": pa.float64(), "low_certified": pa.bool_(), "high_certified": pa.bool_()}
     types.update({c: pa.float64() for c in ("low", "high", "low_bound", "high_bound", *COMPANION_COLUMNS)})
     table = pa.table({c: pa.array(data[c], type=types.get(c, pa.string())) for c in columns})
-    temporary = output.with_name(f".{output.name}.tmp")
-    try:
-        pq.write_table(table, temporary)
-        temporary.replace(output)
-    finally:
-        if temporary.exists():
-            temporary.unlink()
+    with output_file(output, "-o", inputs=inputs, binary=True, compress=False) as handle:
+        pq.write_table(table, handle)
     return table.num_rows

@@ -162,8 +162,12 @@ class DaskEngine:
             except (OSError, TimeoutError) as error:
                 raise MedoptError(f"--scheduler {self.scheduler}: cannot connect ({error})") from None
         else:
+            # No dashboard: dashboard_address=None alone still binds the scheduler's HTTP server to port 8787
+            # (and warns when that port is taken); its health routes go to a free local port instead.
             options = {"n_workers": self.jobs, "threads_per_worker": 1, "dashboard_address": None,
-                       "silence_logs": logging.CRITICAL, **self.cluster_options}
+                       "worker_dashboard_address": None, "silence_logs": logging.CRITICAL,
+                       "scheduler_kwargs": {"dashboard": False, "dashboard_address": "127.0.0.1:0"},
+                       **self.cluster_options}
             self.cluster = LocalCluster(**options)
             self.client = Client(self.cluster)
         shared = self.client.scatter(runset, broadcast=True, hash=False)

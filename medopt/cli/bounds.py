@@ -42,12 +42,12 @@ def bounds_command(runs, qrels, metrics, method, solver, time_limit, max_grade, 
     the range of the mean score (topic 'all': the mean of the lows, the mean of the highs)."""
     limits = parse_limits(at_most, at_least)
     if output:
-        check_output_file(output, "-o")
+        check_output_file(output, "-o", inputs=[list(runs), qrels])
     rows = score_bounds(list(runs), list(metrics), qrels, judged_only=judged_only, honour_rank=honour_rank,
                         progress=progress, warn=warn, max_grade=max_grade, method=method, solver=solver,
                         time_limit=time_limit, residual=residual, limits=limits,
                         **({"strategy": strategy} if strategy != "auto" else {}))
     if output:
-        write_rows(rows, BOUNDS_COLUMNS, fmt, output)
+        write_rows(rows, BOUNDS_COLUMNS, fmt, output, inputs=[list(runs), qrels])
     else:
         click.echo(format_rows(rows, BOUNDS_COLUMNS, fmt), nl=False)

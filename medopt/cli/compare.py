@@ -44,13 +44,13 @@ def compare(run_a, run_b, qrels, spans, metrics, method, solver, time_limit, max
     if fmt == "parquet" and not output:
         raise click.UsageError("--format parquet writes a file: give -o FILE")
     if output:
-        check_output_file(output, "-o")
+        check_output_file(output, "-o", inputs=[run_a, run_b, qrels, spans], binary=fmt == "parquet")
     rows, columns = compare_rows(
         run_a, run_b, qrels, parsed + companions, method=method, solver=solver, time_limit=time_limit, max_grade=max_grade,
         pad=pad, residual=residual, strategy=strategy, limits=limits, honour_rank=honour_rank,
         judged_only=judged_only, ranges=ranges, progress=sys.stderr.isatty() if progress is None else progress,
         warn=warn, sides=("RUN_A", "RUN_B"), spans=spans)
     if output:
-        write_output(rows, columns, fmt, output)
+        write_output(rows, columns, fmt, output, inputs=[run_a, run_b, qrels, spans])
     else:
         click.echo(format_output(rows, columns, fmt), nl=False)

@@ -42,7 +42,7 @@ def judge_next_command(runs, qrels, metric, budget, per_topic, policy, target, s
     if fmt == "parquet" and not output:
         raise click.UsageError("--format parquet writes a file: give -o FILE")
     if output:
-        check_output_file(output, "-o")
+        check_output_file(output, "-o", inputs=[list(runs), qrels], binary=fmt == "parquet")
     summary = []
     frame = judge_next(list(runs), qrels, metric, budget=budget, policy=policy, per_topic=per_topic,
                        target=target, seed=seed, max_grade=max_grade, method=method, solver=solver,
@@ -54,6 +54,6 @@ def judge_next_command(runs, qrels, metric, budget, per_topic, policy, target, s
                    f"{row['high']:.4f}] ({row['verdict']}), mean MED {row['mean_med']:.4f}, {state}", err=True)
     rows = frame.to_dict("records")
     if output:
-        write_output(rows, JUDGE_COLUMNS, fmt, output)
+        write_output(rows, JUDGE_COLUMNS, fmt, output, inputs=[list(runs), qrels])
     else:
         click.echo(format_output(rows, JUDGE_COLUMNS, fmt), nl=False)
