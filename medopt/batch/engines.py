@@ -40,7 +40,9 @@ _WORKER: dict = {}
 
 def _start_worker(runset: RunSet, settings: Settings, parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process decides what an interrupt stops
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)  # (the terminal's hangup too)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the command's handler (inherited by fork): a pool
+    signal.set_wakeup_fd(-1)  # (nor the command's signal watcher: the main process's, not this one's)
     _WORKER.update(runset=runset, settings=settings)  # stopping its workers sends SIGTERM, and they must go
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
 
