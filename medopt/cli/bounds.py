@@ -8,7 +8,7 @@ from .. import methods
 from ..bounds_table import BOUNDS_COLUMNS, score_bounds
 from ..io.paths import check_output_file
 from ..io.results import FORMATS, format_rows, write_rows
-from .common import (DEFAULT_TIME_LIMIT, TimeLimit, judged_only_option, main, metric_option, parse_limits,
+from .common import (DEFAULT_TIME_LIMIT, distinct_files, TimeLimit, judged_only_option, main, metric_option, parse_limits,
                      warn)
 
 
@@ -41,6 +41,7 @@ def bounds_command(runs, qrels, metrics, method, solver, time_limit, max_grade, 
     documents, beside the score trec_eval reports (unjudged = not relevant); then per run and metric
     the range of the mean score (topic 'all': the mean of the lows, the mean of the highs)."""
     limits = parse_limits(at_most, at_least)
+    distinct_files(runs)
     if output:
         check_output_file(output, "-o", inputs=[list(runs), qrels])
     rows = score_bounds(list(runs), list(metrics), qrels, judged_only=judged_only, honour_rank=honour_rank,

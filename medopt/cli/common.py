@@ -234,6 +234,21 @@ def method_options(function):
     return function
 
 
+def distinct_files(paths, what: str = "RUNS") -> None:
+    """Refuse a file given twice (``a.run`` and ``./a.run``, or two names of one file): each run is
+    compared once, and a run paired with itself is no comparison."""
+    seen = {}
+    for path in paths:
+        try:
+            info = os.stat(path)
+            key = (info.st_dev, info.st_ino)
+        except OSError:
+            key = os.path.realpath(path)  # missing: the reader names it
+        if key in seen:
+            raise MedoptError(f"{what}: {seen[key]} and {path} are the same file; give each run once")
+        seen[key] = path
+
+
 def parse_limits(at_most, at_least) -> list:
     """--at-most / --at-least GRADE:N options as RelevanceLimit side constraints."""
     limits = []

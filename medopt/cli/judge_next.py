@@ -8,7 +8,7 @@ from ..io.paths import check_output_file
 from ..io.results import FORMATS
 from ..judging import JUDGE_COLUMNS, POLICIES, judge_next
 from ..runs import format_output, write_output
-from .common import DEFAULT_TIME_LIMIT, TimeLimit, judged_only_option, main, warn
+from .common import DEFAULT_TIME_LIMIT, distinct_files, TimeLimit, judged_only_option, main, warn
 
 
 @main.command("judge-next")
@@ -43,6 +43,7 @@ def judge_next_command(runs, qrels, metric, budget, per_topic, policy, target, s
         raise click.UsageError("--format parquet writes a file: give -o FILE")
     if output:
         check_output_file(output, "-o", inputs=[list(runs), qrels], binary=fmt == "parquet")
+    distinct_files(runs)
     summary = []
     frame = judge_next(list(runs), qrels, metric, budget=budget, policy=policy, per_topic=per_topic,
                        target=target, seed=seed, max_grade=max_grade, method=method, solver=solver,

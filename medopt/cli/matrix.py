@@ -9,7 +9,7 @@ from ..io.output import store_files
 from ..io.paths import check_output_file
 from ..plots import check_image_outputs, plot_heatmap
 from ..store import export_format, export_results
-from .common import judged_only_option, main, method_options, metric_option, parse_limits, warn
+from .common import distinct_files, judged_only_option, main, method_options, metric_option, parse_limits, warn
 
 
 @main.command("matrix")
@@ -57,6 +57,7 @@ def matrix_command(runs, qrels, spans, metrics, method, solver, time_limit, max_
     settings = Settings(method=method, solver=solver, time_limit=time_limit, max_grade=max_grade, pad=pad,
                         residual=residual, limits=tuple(parse_limits(at_most, at_least)),
                         strategy=None if strategy == "auto" else strategy, fast=fast_path, ranges=ranges)
+    distinct_files(runs)
     inputs = [list(runs), qrels, spans]
     check_output_file(store, "--store", inputs=[inputs, output, heatmap], binary=True)  # an output too
     inputs.append(store_files(store))
