@@ -226,7 +226,6 @@ def issue_50_cases() -> list[Case]:
     exit_case("compare/metric/q-beta-1e308", ["compare", "a.run", "b.run", "--qrels", "q.txt", "-m",
                                               "Q(beta=1e308)@5"])
     exit_case("matrix-j1/runs/same-file-twice", ["matrix", "a.run", "./a.run", "b.run", *one, "-j", "1"])
-    exit_case("compare/runs/same-file-twice", ["compare", "a.run", "./a.run", *one])
     exit_case("compare/stdout/closed", ["compare", "a.run", "b.run", *one], process=True, stdout="CLOSED")
     exit_case("matrix-dask/--scheduler/not-an-address", ["matrix", "a.run", "b.run", *one, "--engine", "dask",
                                                          "--scheduler", "not an address"], process=True)

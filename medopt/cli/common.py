@@ -241,9 +241,9 @@ def distinct_files(paths, what: str = "RUNS") -> None:
     for path in paths:
         try:
             info = os.stat(path)
-            key = (info.st_dev, info.st_ino)
         except OSError:
-            key = os.path.realpath(path)  # missing: the reader names it
+            continue  # missing or unreadable: the reader names it
+        key = (info.st_dev, info.st_ino)
         if key in seen:
             raise MedoptError(f"{what}: {seen[key]} and {path} are the same file; give each run once")
         seen[key] = path

@@ -10,7 +10,7 @@ import click
 from ..batch import unique_measures
 from ..io.paths import check_output_file
 from ..runs import OUTPUT_FORMATS, compare_rows, format_output, write_output
-from .common import distinct_files, judged_only_option, main, method_options, metric_option, parse_limits, warn
+from .common import judged_only_option, main, method_options, metric_option, parse_limits, warn
 
 
 @main.command()
@@ -41,7 +41,6 @@ def compare(run_a, run_b, qrels, spans, metrics, method, solver, time_limit, max
     is decided when no completion of the judgments can change which run is better on average."""
     parsed, companions = unique_measures(metrics, warn, passages=True)
     limits = parse_limits(at_most, at_least)
-    distinct_files([run_a, run_b], "RUN_A, RUN_B")
     if fmt == "parquet" and not output:
         raise click.UsageError("--format parquet writes a file: give -o FILE")
     if output:
