@@ -163,7 +163,7 @@ def issue_50_cases() -> list[Case]:
            preserved=("b.run",))
     output("compare/-o/trailing-slash", ["compare", "a.run", "b.run", *one, "-o", "newdir/"])
     output("compare/-o/fifo-nobody-reads", ["compare", "a.run", "b.run", *one, "-o", "f.csv"], {"f.csv": "FIFO"},
-           preserved=("f.csv",))
+           preserved=("f.csv",), process=True, timeout=30)
     output("compare/-o/device-parquet", ["compare", "a.run", "b.run", *one, "--format", "parquet", "-o", "n.parquet"],
            {"n.parquet": "DEVICE"}, preserved=("n.parquet",))
     output("bounds/-o/is-run", ["bounds", "a.run", "b.run", "--qrels", "q.txt", *one, "-o", "a.run"],

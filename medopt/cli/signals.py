@@ -26,11 +26,12 @@ import os
 import signal
 import sys
 import threading
+import time
 
 STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 RECEIVED: list = []  # the signals received while a command runs: the first decides the exit status
 GRACE = 1.0  # seconds the main thread has to act on a signal before the watcher ends the process
-_HANDLED = threading.Event()  # a Python-level handler of this module ran since the last signal
+_HANDLED = [float("-inf")]  # when a Python-level handler of this module last ran (time.monotonic)
 
 
 def exit_status() -> int:
@@ -79,22 +80,25 @@ def _watch(reader: int) -> None:
         numbers = [n for n in data if n in STATUS]
         if not numbers:
             continue
-        _HANDLED.clear()
-        if not _HANDLED.wait(GRACE):
-            _exit_now(numbers[0], None)
+        # The main thread may have run the handler before this thread woke: a run shortly before counts.
+        woke = time.monotonic()
+        while _HANDLED[0] < woke - 0.5:
+            if time.monotonic() > woke + GRACE:
+                _exit_now(numbers[0], None)
+            time.sleep(0.02)
 
 
 def _interrupt(signum, frame):
     """SIGINT while a command runs: KeyboardInterrupt (the CLI prints the line and the status)."""
     RECEIVED.append(signum)
-    _HANDLED.set()
+    _HANDLED[0] = time.monotonic()
     raise KeyboardInterrupt
 
 
 def _as_interrupt(signum, frame):
     """SIGTERM and SIGHUP as Ctrl-C: a KeyboardInterrupt, or whatever handler SIGINT has while a solve runs."""
     RECEIVED.append(signum)
-    _HANDLED.set()
+    _HANDLED[0] = time.monotonic()
     handler = signal.getsignal(signal.SIGINT)
     if callable(handler) and handler not in (signal.default_int_handler, _interrupt, _as_interrupt, _exit_now):
         return handler(signal.SIGINT, frame)
