@@ -74,7 +74,8 @@ def test_a_carriage_return_in_a_file_name_is_quoted_in_csv(tmp_path):
     assert result.exit_code == 0, result.output
     with open(tmp_path / "out.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
-    assert [r["run_a"] for r in rows] == ["x\ry.run"] * 3 and [r["topic"] for r in rows] == ["1", "2", "all"]
+    assert rows and {r["run_a"] for r in rows} == {"x\ry.run"} and {r["run_b"] for r in rows} == {"b.run"}
+    assert {r["metric"] for r in rows} == {"P@3"}
 
 
 def test_a_failed_certify_leaves_no_directory(tmp_path, monkeypatch):
@@ -109,12 +110,37 @@ VARIANTS = {
 }
 
 
-def _values(result, folder: Path, path: str):
-    if result.exit_code != 0:
-        return ("error", result.stderr.strip().split(": ", 2)[-1])
-    with open(folder / path, newline="") as handle:
-        return {(r["run_a"], r["run_b"], r["topic"]): float(r["med"] if "med" in r else r["value"])
-                for r in csv.DictReader(handle) if r["topic"] != "all"}
+def _outcome(compute):
+    """The values computed, or the one-line message of the error (the same for both paths)."""
+    from medopt.errors import MedoptError
+
+    try:
+        return compute()
+    except MedoptError as error:
+        return ("error", " ".join(str(error).split()))
+
+
+def _through_the_readers(folder: Path) -> dict:
+    """compare's way: read_run / read_qrels, then medopt.med on each common topic."""
+    from medopt import med
+    from medopt.io.trec import read_qrels, read_run
+
+    a, b, qrels = read_run(folder / "a.run"), read_run(folder / "b.run"), read_qrels(folder / "q.txt")
+    return {topic: med("nDCG@5", a.rankings[topic], b.rankings[topic], qrels.get(topic, {}), max_grade=2).value
+            for topic in sorted(set(a.rankings) & set(b.rankings))}
+
+
+def _through_the_fast_path(folder: Path) -> dict:
+    """matrix's way: the array reader and the fast path's kernels, rows into a store."""
+    from medopt.batch import Settings, run_matrix
+    from medopt.store import ResultStore
+
+    store = folder / "m.sqlite"
+    store.unlink(missing_ok=True)
+    run_matrix([str(folder / "a.run"), str(folder / "b.run")], ["nDCG@5"], qrels=str(folder / "q.txt"),
+               store=store, settings=Settings(max_grade=2), jobs=1, progress=False, warn=lambda message: None)
+    with ResultStore(store) as results:
+        return {row["topic"]: row["value"] for row in results.rows()}
 
 
 @pytest.mark.parametrize("where", ["run", "qrels"])
@@ -123,29 +149,26 @@ def test_the_fast_path_and_compare_read_the_same_values(tmp_path, variant, where
     change = VARIANTS[variant]
     run_a = "".join(change(f"{t} Q0 d{t}{i} {i + 1} {10 - i} ra\n") for t in (1, 2) for i in range(5))
     run_b = "".join(f"{t} Q0 d{t}{(i * 3) % 7} {i + 1} {10 - i} rb\n" for t in (1, 2) for i in range(5))
-    qrels = "".join(f"{t} 0 d{t}{i} {1 + i % 2}\n" for t in (1, 2) for i in range(0, 7, 2))
-    qrels += "1 0 ZZZFREE 0\n"
+    plain_a = "".join(f"{t} Q0 d{t}{i} {i + 1} {10 - i} ra\n" for t in (1, 2) for i in range(5))
+    qrels = "".join(f"{t} 0 d{t}{i} {i % 3}\n" for t in (1, 2) for i in range(0, 7, 2)) + "1 0 d11 2\n1 0 ZZZFREE 0\n"
+    bom = "\ufeff" if variant == "bom" else ""
     if where == "run":
-        (tmp_path / "a.run").write_bytes((("\ufeff" if variant == "bom" else "") + run_a).encode())
+        (tmp_path / "a.run").write_bytes((bom + run_a).encode())
         (tmp_path / "q.txt").write_text(qrels)
     else:
-        (tmp_path / "a.run").write_text(run_a.replace("\r", "").replace("\x0b", "").replace("\x1f", " ")
-                                        if variant != "plain" else run_a)
-        (tmp_path / "q.txt").write_bytes((("\ufeff" if variant == "bom" else "") + "".join(
-            change(line + "\n") for line in qrels.splitlines())).encode())
+        (tmp_path / "a.run").write_text(plain_a)
+        (tmp_path / "q.txt").write_bytes((bom + "".join(change(line + "\n") for line in qrels.splitlines())).encode())
     (tmp_path / "b.run").write_text(run_b)
-    metric = ["-m", "nDCG@5"]
-    compared = _values(cli(tmp_path, "compare", "a.run", "b.run", "--qrels", "q.txt", *metric, "-o", "c.csv"),
-                       tmp_path, "c.csv")
-    matrix = cli(tmp_path, "matrix", "a.run", "b.run", "--qrels", "q.txt", *metric, "-j", "1", "--store", "m.sqlite",
-                 "-o", "m.csv")
-    fast = _values(matrix, tmp_path, "m.csv")
+    compared = _outcome(lambda: _through_the_readers(tmp_path))
+    fast = _outcome(lambda: _through_the_fast_path(tmp_path))
     if isinstance(compared, dict) and isinstance(fast, dict):
-        assert fast.keys() == compared.keys()
+        assert fast.keys() == compared.keys() and fast
         for key in fast:
             assert fast[key] == pytest.approx(compared[key], abs=1e-9), key
     else:
         assert compared == fast
+    if "nul" in variant:  # refused by both, naming the file and the line
+        assert compared[0] == "error" and "NUL" in compared[1]
 
 
 # ---------------------------------------------------------------------------
