@@ -1,6 +1,10 @@
-"""Replay the fault audit of issue 18 and print the counts its closing note needs.
+"""Replay the fault audits of issues 18 and 50 and print the counts their closing notes need.
 
     .venv/bin/python benchmarks/fault_audit.py [--only TEXT] [--no-interrupts] [--log audit.jsonl]
+
+The counts are printed for the whole table and for each class of case (``Case.klass``: issue-18, and
+issue 50's output, reader and exit classes), with data loss (a preserved file replaced or changed)
+and hangs (a process case killed at its timeout) among them.
 
 Part 1 runs every case of ``tests/fault_cases.py`` (the table ``tests/test_faults.py`` runs): every
 malformed run and qrels file through every command and engine, bad / foreign / locked stores,
@@ -40,14 +44,21 @@ def commit() -> str:
     return done.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
 
 
-def audit_cases(only: str | None, log) -> Counter:
+KEYS = ("cases", "tracebacks", "leftovers", "wrong exit codes", "not one error line", "internal errors",
+        "data loss", "hangs", "failed")
+
+
+def audit_cases(only: str | None, log, by_class: dict) -> Counter:
     counts = Counter()
     for case in cases():
-        if only and only not in case.name:
+        if only and only not in case.name and only not in case.klass:
             continue
         with tempfile.TemporaryDirectory() as folder:
             outcome = run_case(case, Path(folder))
         problems = outcome.problems()
+        mine = by_class.setdefault(case.klass, Counter())
+        for key, value in _counts(outcome, problems).items():
+            mine[key] += value
         counts["cases"] += 1
         counts["tracebacks"] += outcome.traceback
         counts["leftovers"] += bool(outcome.leftovers)
@@ -56,6 +67,8 @@ def audit_cases(only: str | None, log) -> Counter:
         lines = outcome.error_lines
         counts["not one error line"] += not (len(lines) == 1 and lines[0].startswith("medopt: error: "))
         counts["failed"] += bool(problems)
+        counts["data loss"] += bool(outcome.changed)
+        counts["hangs"] += outcome.hang
         if problems:
             print(f"  FAIL {case.name}: {'; '.join(problems)}", file=sys.stderr)
         if log:
@@ -63,6 +76,16 @@ def audit_cases(only: str | None, log) -> Counter:
                                   "stderr": outcome.stderr, "leftovers": outcome.leftovers,
                                   "problems": problems, "seconds": round(outcome.seconds, 3)}) + "\n")
     return counts
+
+
+def _counts(outcome, problems) -> Counter:
+    lines = outcome.error_lines
+    return Counter({"cases": 1, "tracebacks": int(outcome.traceback), "leftovers": int(bool(outcome.leftovers)),
+                    "wrong exit codes": int(outcome.status != 2),
+                    "internal errors": int("internal error" in outcome.stderr),
+                    "not one error line": int(not (len(lines) == 1 and lines[0].startswith("medopt: error: "))),
+                    "data loss": int(bool(outcome.changed)), "hangs": int(outcome.hang),
+                    "failed": int(bool(problems))})
 
 
 # ---------------------------------------------------------------------------
@@ -158,12 +181,15 @@ def main() -> int:
     log = open(options.log, "w") if options.log else None
     started = time.perf_counter()
     print(f"fault audit (issue 18) at {commit()}", file=sys.stderr)
-    counts = audit_cases(options.only, log)
-    bad = sum(counts[k] for k in ("tracebacks", "leftovers", "wrong exit codes", "not one error line",
-                                  "internal errors", "failed"))
+    by_class = {}
+    counts = audit_cases(options.only, log, by_class)
+    bad = sum(counts[k] for k in KEYS if k != "cases")
     lines = [f"cases: {counts['cases']}", f"tracebacks: {counts['tracebacks']}", f"leftovers: {counts['leftovers']}",
              f"wrong exit codes: {counts['wrong exit codes']}", f"not one error line: {counts['not one error line']}",
-             f"internal errors: {counts['internal errors']}", f"failed cases: {counts['failed']}"]
+             f"internal errors: {counts['internal errors']}", f"data loss: {counts['data loss']}",
+             f"hangs: {counts['hangs']}", f"failed cases: {counts['failed']}"]
+    for klass, mine in sorted(by_class.items()):
+        lines.append(f"  {klass}: " + ", ".join(f"{k} {mine[k]}" for k in KEYS))
     if not options.no_interrupts:
         stops, worst = interrupts(log)
         bad += stops["wrong endings"]

@@ -1,25 +1,45 @@
-"""medopt: exact Maximized Effectiveness Difference between two rankings, with certificates."""
+"""medopt: exact Maximized Effectiveness Difference between two rankings, with certificates.
 
-from .api import difference_range, med, score, score_range
-from .methods import REGISTRY as METHODS
-from .errors import InputFormatError, InputFrameError, MedoptError, MetricSyntaxError, TooLargeError
-from .instance import Instance, RelevanceLimit, build_instance
-from .io.passages import PassageRun, read_passage_judgments, read_passage_run, read_spans
-from .passages import PassageInstance, build_passage_instance
-from .metrics import Grading, parse_metric
-from .result import MedResult, RangeResult
+Every name is loaded when first used (NumPy, the solvers, pandas): ``import medopt`` and
+``import medopt.cli`` are instant, so that the command installs its signal handlers before any heavy
+import (an interrupt at any moment is one line, docs/limits.md#interrupts).
+"""
 
-# Loaded when first used (pandas, the batch engine, ir_measures): ``import medopt`` stays light.
-_LAZY = {"compare": "runs", "matrix": "runs", "to_trec_eval": "runs", "to_latex": "runs", "MED": "measure",
-         "MEDRange": "measure", "judge_next": "judging"}
+_LAZY = {
+    "med": "api", "score": "api", "difference_range": "api", "score_range": "api",
+    "compare": "runs", "matrix": "runs", "to_trec_eval": "runs", "to_latex": "runs",
+    "MED": "measure", "MEDRange": "measure", "judge_next": "judging",
+    "InputFormatError": "errors", "InputFrameError": "errors", "MedoptError": "errors",
+    "MetricSyntaxError": "errors", "TooLargeError": "errors",
+    "Instance": "instance", "RelevanceLimit": "instance", "build_instance": "instance",
+    "PassageRun": "io.passages", "read_passage_run": "io.passages", "read_spans": "io.passages",
+    "read_passage_judgments": "io.passages",
+    "PassageInstance": "passages", "build_passage_instance": "passages",
+    "Grading": "metrics", "parse_metric": "metrics",
+    "MedResult": "result", "RangeResult": "result",
+}
 
 
 def __getattr__(name):
-    if name in _LAZY:
-        import importlib
+    import importlib
 
-        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name == "METHODS":
+        value = importlib.import_module(f"{__name__}.methods").REGISTRY
+    elif name in _LAZY:
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    else:
+        try:  # a submodule not imported yet (medopt.errors, medopt.io, ...)
+            value = importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as error:
+            if error.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted({*globals(), *__all__})
 
 
 __all__ = ["med", "score", "difference_range", "score_range", "compare", "matrix", "to_trec_eval", "to_latex",

@@ -10,10 +10,8 @@ depend on time, paths or solver timings.
 from __future__ import annotations
 
 import inspect
-import os
 import re
 import sys
-import tempfile
 from collections import namedtuple
 from pathlib import Path
 
@@ -24,6 +22,7 @@ from .exact.driver import STRATEGIES, available_strategies
 from .formulations import REGISTRY as FORMULATIONS
 from .formulations import formulation_for
 from .instance import build_instance
+from .io.output import output_name
 from .modeling import pyomo_model
 
 EXAMPLES = {
@@ -108,19 +107,9 @@ def export_model(metric, example_name: str, *, direction: str = "a", strategy: s
 
 
 def _write_atomically(path, write) -> None:
-    """write(temporary name) in the target's directory, then os.replace: no reader sees half a file."""
-    path = Path(path)
-    try:
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=path.suffix)
-    except OSError as error:
-        raise MedoptError(f"cannot write {path}: {error.strerror}") from None
-    os.close(handle)
-    try:
+    """write(temporary name) beside the target, then renamed over it (:func:`medopt.io.output.output_name`)."""
+    with output_name(path, "-o") as temporary:
         write(temporary)
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
-    finally:
-        Path(temporary).unlink(missing_ok=True)
 
 
 def write_lp(model, path) -> None:

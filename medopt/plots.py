@@ -29,6 +29,7 @@ from .batch import Settings, collect_rows, read_runs
 from .batch.matrix import chosen_topics
 from .batch.runset import load_runset
 from .errors import MedoptError
+from .io.output import output_file, store_files
 from .io.paths import check_output_file
 from .io.trec import read_qrels, sort_topics
 from .metrics import parse_metric
@@ -46,47 +47,38 @@ def _pyplot():
     return plt
 
 
-def check_image_outputs(outputs, what: str = "-o") -> None:
-    """Refuse, before any work, image files that are not .png / .pdf or cannot be written."""
-    for output in outputs:
+def check_image_outputs(outputs, what: str = "-o", *, inputs=()) -> None:
+    """Refuse, before any work, image files that are not .png / .pdf, cannot be written, or are one of
+    ``inputs`` (or another of ``outputs``)."""
+    for number, output in enumerate(outputs):
         if Path(output).suffix.lower() not in IMAGE_SUFFIXES:
             raise MedoptError(f"{output}: plots are written as .png or .pdf")
-        check_output_file(output, what)
+        check_output_file(output, what, inputs=[inputs, list(outputs[:number])], binary=True)
 
 
-def _save(figure, outputs) -> None:
-    check_image_outputs(outputs)
+def _save(figure, outputs, *, inputs=()) -> None:
+    check_image_outputs(outputs, inputs=inputs)
     try:
         for output in outputs:
-            temporary = Path(output).with_name(f".{Path(output).name}.tmp{Path(output).suffix}")
-            try:
-                figure.savefig(temporary, dpi=150, bbox_inches="tight")
-                temporary.replace(output)
-            finally:
-                if temporary.exists():
-                    temporary.unlink()
+            with output_file(output, "-o", inputs=inputs, binary=True, compress=False) as handle:
+                figure.savefig(handle, dpi=150, bbox_inches="tight", format=Path(output).suffix.lower()[1:])
     finally:
         _pyplot().close(figure)
 
 
-def save_pages(figures, outputs) -> None:
-    """Several figures as the pages of each .pdf of ``outputs`` (written as :func:`_save` writes one)."""
+def save_pages(figures, outputs, *, inputs=()) -> None:
+    """Several figures as the pages of each .pdf of ``outputs`` (through the one writer, as :func:`_save`)."""
     from matplotlib.backends.backend_pdf import PdfPages
 
-    check_image_outputs(outputs)
+    check_image_outputs(outputs, inputs=inputs)
     try:
         for output in outputs:
             if Path(output).suffix.lower() != ".pdf":
                 raise MedoptError(f"{output}: several pages are written to a .pdf only")
-            temporary = Path(output).with_name(f".{Path(output).name}.tmp.pdf")
-            try:
-                with PdfPages(temporary) as document:
+            with output_file(output, "-o", inputs=inputs, binary=True, compress=False) as handle:
+                with PdfPages(handle) as document:
                     for figure in figures:
                         document.savefig(figure, bbox_inches="tight")
-                temporary.replace(output)
-            finally:
-                if temporary.exists():
-                    temporary.unlink()
     finally:
         for figure in figures:
             _pyplot().close(figure)
@@ -226,7 +218,7 @@ def plot_heatmap(store, outputs, metrics=None, method: str | None = None) -> Non
     if len(metrics) > 1:
         figure.suptitle("runs in one order in every panel: a clustering of all panels' means, each scaled by its "
                         "largest", fontsize=9)
-    _save(figure, outputs)
+    _save(figure, outputs, inputs=store_files(store))
 
 
 def tau_scatter(axis, x, y, *, size: float = 18, alpha: float = 0.75) -> float:
@@ -326,7 +318,7 @@ def plot_scatter(store, outputs, metrics=None, method: str | None = None) -> Non
     axis.set_ylabel(f"mean MED-{y_metric}")
     axis.set_title(f"{len(pairs)} pairs of runs; Kendall's tau = {tau:.3f}", fontsize=10)
     label_panels([axis], key, [(x, y)], [pair_label(p) for p in pairs])
-    _save(figure, outputs)
+    _save(figure, outputs, inputs=store_files(store))
 
 
 def plot_distribution(store, outputs, metrics=None, method: str | None = None) -> None:
@@ -351,7 +343,7 @@ def plot_distribution(store, outputs, metrics=None, method: str | None = None) -
         axis.grid(axis="x", alpha=0.3)
         axis.set_title(f"MED-{metric}", fontsize=10)
     figure.tight_layout()
-    _save(figure, outputs)
+    _save(figure, outputs, inputs=store_files(store))
 
 
 # ---------------------------------------------------------------------------
@@ -430,5 +422,5 @@ def plot_judged_fraction(runs, qrels_path, metric, outputs, *, percents=(0, 25, 
     axes[0][0].set_ylabel(f"mean MED-{metric} (pairs of runs)")
     axes[0][0].legend(loc="upper left", fontsize=7, frameon=False)
     figure.tight_layout()
-    _save(figure, outputs)
+    _save(figure, outputs, inputs=[runs, qrels_path])
     return points

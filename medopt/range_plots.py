@@ -27,6 +27,7 @@ from .batch.runset import load_runset
 from .batch.summary import Observed
 from .bounds_table import score_bounds
 from .errors import MedoptError
+from .io.output import store_files
 from .io.trec import file_sha256, read_qrels
 from .metrics import PER_TOPIC, parse_metric
 from .plots import _pyplot, _save, save_pages
@@ -246,10 +247,11 @@ def plot_ranges(store, outputs, metric: str | None = None, pair: tuple[str, str]
         mean_observed = stored_observed_mean(store, metric, (run_a, run_b))
     plt = _pyplot()
     n = len(ranges)
+    saved_inputs = [store_files(store), list(runs or ()), qrels]
     common = (span, observed, mean_observed, metric, run_a, run_b)
     pages = 1
     if n <= PAGE:
-        _save(_draw_ranges(plt, ranges, *common, total=n), outputs)
+        _save(_draw_ranges(plt, ranges, *common, total=n), outputs, inputs=saved_inputs)
     else:
         pngs = [o for o in outputs if Path(o).suffix.lower() == ".png"]
         pdfs = [o for o in outputs if Path(o).suffix.lower() != ".png"]
@@ -257,12 +259,12 @@ def plot_ranges(store, outputs, metric: str | None = None, pair: tuple[str, str]
             widest = set(sorted(range(n), key=lambda i: (-(ranges[i]["high"] - ranges[i]["low"]), i))[:PAGE])
             shown = [r for i, r in enumerate(ranges) if i in widest]
             others = [r for i, r in enumerate(ranges) if i not in widest]
-            _save(_draw_ranges(plt, shown, *common, total=n, others=others), pngs)
+            _save(_draw_ranges(plt, shown, *common, total=n, others=others), pngs, inputs=saved_inputs)
         if pdfs:
             chunks = [ranges[i:i + PAGE] for i in range(0, n, PAGE)]
             pages = len(chunks)
             save_pages([_draw_ranges(plt, chunk, *common, total=n, page=f", page {k + 1} of {pages}")
-                        for k, chunk in enumerate(chunks)], pdfs)
+                        for k, chunk in enumerate(chunks)], pdfs, inputs=saved_inputs)
     return {"low": span.low, "high": span.high, "low_bound": span.low_bound, "high_bound": span.high_bound,
             "verdict": span.verdict, "observed": mean_observed, "pages": pages}
 
@@ -393,7 +395,7 @@ def plot_verdicts(store, outputs, metrics=None, method: str | None = None) -> di
               "can flip": "can flip", "open": "open (an end not proven)"}
     figure.legend(handles=[Patch(color=CELL_COLOURS[k], label=labels[k]) for k in CELL_KINDS],
                   loc="outside lower center", ncol=4, fontsize=7, frameon=False)
-    _save(figure, outputs)
+    _save(figure, outputs, inputs=store_files(store))
     return result
 
 
@@ -425,5 +427,5 @@ def plot_bounds(runs, qrels, metric, outputs, *, progress: bool | None = None, w
     _pad_x(axis, [r["low"] for r in means] + [r["trec_eval"] for r in means],
            [r["high"] for r in means] + [r["trec_eval"] for r in means])
     figure.legend(loc="outside lower center", ncol=2, fontsize=7, frameon=False)
-    _save(figure, outputs)
+    _save(figure, outputs, inputs=[runs, qrels])
     return means

@@ -301,13 +301,14 @@ def format_output(rows, columns, fmt: str) -> str:
     return format_rows(rows, columns, fmt)
 
 
-def write_output(rows, columns, fmt: str, path) -> None:
+def write_output(rows, columns, fmt: str, path, *, inputs=()) -> None:
+    """Rows to ``path`` in ``fmt`` by the rules of :mod:`medopt.io.output` (never over one of ``inputs``)."""
     if fmt == "parquet":
-        write_parquet(rows, columns, path)
+        write_parquet(rows, columns, path, inputs=inputs)
     elif fmt in FORMATS:
-        write_rows(rows, columns, fmt, path)
+        write_rows(rows, columns, fmt, path, inputs=inputs)
     else:
-        write_atomic(path, iter([format_output(rows, columns, fmt)]))
+        write_atomic(path, iter([format_output(rows, columns, fmt)]), what="-o", inputs=inputs)
 
 
 # ---------------------------------------------------------------------------

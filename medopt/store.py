@@ -39,7 +39,6 @@ from __future__ import annotations
 # size: one SQLite schema and every transaction on it (open, claim, insert, read, export) in one place, so
 # that the rules keeping a store from mixing or going stale are read together; the identity of inputs and
 # the one-line refusals are in medopt.provenance.
-import csv
 import json
 import math
 import os
@@ -49,7 +48,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from .errors import MedoptError
-from .io.paths import check_output_file
+from .io.output import check_output, csv_lines, output_file, store_files
 from .io.trec import write_atomic
 from .provenance import Input, Review, identify, match_inputs, one_method, refuse_review  # noqa: F401 (the API)
 
@@ -545,21 +544,22 @@ def export_results(store_path, output, fmt: str | None = None, *, with_assignmen
     """Write a store's rows to CSV, TSV, JSON lines or parquet (``fmt`` default: from the file name)."""
     columns = COLUMNS if with_assignment else tuple(c for c in COLUMNS if c != "assignment")
     with open_existing(store_path) as store:
-        return _export(store.rows(), columns, output, fmt)
+        return _export(store.rows(), columns, output, fmt, store_files(store_path))
 
 
 def export_pairs(store_path, output, fmt: str | None = None) -> int:
     """Write a store's per-pair summary (the ``pairs`` table) to CSV, TSV, JSON lines or parquet."""
     with open_existing(store_path) as store:
-        return _export(iter(store.pairs()), PAIR_COLUMNS, output, fmt)
+        return _export(iter(store.pairs()), PAIR_COLUMNS, output, fmt, store_files(store_path))
 
 
-def _export(rows, columns, output, fmt: str | None) -> int:
-    output = Path(output)
+def _export(rows, columns, output, fmt: str | None, inputs) -> int:
+    """Rows (dicts) as CSV, TSV, JSON lines or parquet into ``output`` (io.output's one writer; never one of
+    ``inputs``)."""
     fmt = export_format(output, fmt)
-    check_output_file(output)
+    check_output(output, "-o", inputs=inputs, binary=fmt == "parquet")
     if fmt == "parquet":
-        return _write_parquet(rows, columns, output)
+        return _write_parquet(rows, columns, output, inputs)
     count = 0
 
     def lines():
@@ -569,32 +569,21 @@ def _export(rows, columns, output, fmt: str | None) -> int:
                 count += 1
                 yield json.dumps({c: row[c] for c in columns}) + "\n"
             return
-        buffer = _LineBuffer()
-        writer = csv.writer(buffer, delimiter="," if fmt == "csv" else "\t", lineterminator="\n")
-        writer.writerow(columns)
-        yield buffer.take()
-        for row in rows:
-            count += 1
-            writer.writerow([_text(row[c]) for c in columns])
-            yield buffer.take()
 
-    write_atomic(output, lines())
+        def table():
+            nonlocal count
+            yield columns
+            for row in rows:
+                count += 1
+                yield [_text(row[c]) for c in columns]
+
+        yield from csv_lines(table(), "," if fmt == "csv" else "\t")
+
+    write_atomic(output, lines(), what="-o", inputs=inputs)
     return count
 
 
-class _LineBuffer:
-    def __init__(self):
-        self.parts = []
-
-    def write(self, text):
-        self.parts.append(text)
-
-    def take(self) -> str:
-        text, self.parts = "".join(self.parts), []
-        return text
-
-
-def _write_parquet(rows, columns, output: Path) -> int:
+def _write_parquet(rows, columns, output, inputs=()) -> int:
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -610,11 +599,6 @@ def _write_parquet(rows, columns, output: Path) -> int:
                                             "score_a", "score_b", "diff", "judged_a", "judged_b", "med")})
     types["topics"] = pa.int64()
     table = pa.table({c: pa.array(data[c], type=types.get(c, pa.string())) for c in columns})
-    temporary = output.with_name(f".{output.name}.tmp")
-    try:
-        pq.write_table(table, temporary)
-        temporary.replace(output)
-    finally:
-        if temporary.exists():
-            temporary.unlink()
+    with output_file(output, "-o", inputs=inputs, binary=True, compress=False) as handle:
+        pq.write_table(table, handle)
     return table.num_rows

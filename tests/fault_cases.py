@@ -16,10 +16,12 @@ import gzip
 import io
 import os
 import sqlite3
+import stat
 import subprocess
 import sys
 import tarfile
 import threading
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -130,10 +132,120 @@ class Case:
     lock_store: bool = False                    # hold a write transaction on s.sqlite while the case runs
     good_store: bool = False                    # a finished store s.sqlite among the inputs
     changed: dict = field(default_factory=dict)  # files written after the good store: inputs changed since
+    klass: str = "issue-18"                     # the audit the case belongs to, and its class there
+    preserved: tuple = ()                       # files that must be exactly as they were (bytes, file type)
+    listener: bool = False                      # a TCP listener that is no Dask scheduler: LISTENER in args
+    timeout: float = 120                        # process cases: seconds before the case counts as a hang
 
 
 def _with(args, bad) -> list:
     return [bad if a == "BAD" else a for a in args]
+
+
+def _blank_bomb(megabytes: int) -> bytes:
+    """A small .gz of ``megabytes`` MiB of newlines (a gzip bomb, decompressing some 1000 times its size)."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    block = b"\n" * (1 << 20)
+    return b"".join([*(packer.compress(block) for _ in range(megabytes)), packer.flush()])
+
+
+_BOMBS: dict = {}
+
+
+def bomb() -> bytes:
+    if "bomb" not in _BOMBS:
+        _BOMBS["bomb"] = _blank_bomb(512)
+    return _BOMBS["bomb"]
+
+
+def issue_50_cases() -> list[Case]:
+    """The second fault audit (issue 50): outputs that must never replace an input, a store or a special
+    file, readers that must refuse special files, bombs and NUL bytes, exits that must be one line."""
+    one = ["-m", "P@5"]
+    table = []
+
+    def output(name, args, files=None, **extra):
+        table.append(Case(name, args, files or {}, klass="issue-50/output", **extra))
+
+    output("compare/-o/is-run-a", ["compare", "a.run", "b.run", *one, "-o", "a.run"], preserved=("a.run",))
+    output("compare/-o/is-qrels", ["compare", "a.run", "b.run", "--qrels", "q.txt", *one, "-o", "./q.txt"],
+           preserved=("q.txt",))
+    output("compare/-o/hard-link-to-run", ["compare", "a.run", "b.run", *one, "-o", "h.csv"], {"h.csv": "LINK:a.run"},
+           preserved=("a.run", "h.csv"))
+    output("compare/-o/parquet-is-run", ["compare", "a.run", "b.run", *one, "--format", "parquet", "-o", "b.run"],
+           preserved=("b.run",))
+    output("compare/-o/trailing-slash", ["compare", "a.run", "b.run", *one, "-o", "newdir/"])
+    output("compare/-o/fifo-nobody-reads", ["compare", "a.run", "b.run", *one, "-o", "f.csv"], {"f.csv": "FIFO"},
+           preserved=("f.csv",), process=True, timeout=30)
+    output("compare/-o/device-parquet", ["compare", "a.run", "b.run", *one, "--format", "parquet", "-o", "n.parquet"],
+           {"n.parquet": "DEVICE"}, preserved=("n.parquet",))
+    output("bounds/-o/is-run", ["bounds", "a.run", "b.run", "--qrels", "q.txt", *one, "-o", "a.run"],
+           preserved=("a.run",))
+    output("judge-next/-o/is-qrels", ["judge-next", "a.run", "b.run", "--qrels", "q.txt", "-m", "P@5", "-o", "q.txt"],
+           preserved=("q.txt",))
+    output("matrix/-o/is-store", ["matrix", "a.run", "b.run", *one, "-j", "1", "--store", "out.csv", "-o", "out.csv"])
+    output("matrix/--heatmap/is-store", ["matrix", "a.run", "b.run", *one, "-j", "1", "--store", "s.png",
+                                         "--heatmap", "s.png"])
+    output("matrix/--store/is-a-run", ["matrix", "a.run", "b.run", *one, "-j", "1", "--store", "b.run"],
+           preserved=("b.run",))
+    output("matrix/-o/is-a-run", ["matrix", "a.run", "b.run", *one, "-j", "1", "-o", "a.run.csv"],
+           {"a.run.csv": "LINK:a.run"}, preserved=("a.run",))
+    output("matrix/-o/fifo", ["matrix", "a.run", "b.run", *one, "-j", "1", "-o", "m.parquet"], {"m.parquet": "FIFO"},
+           preserved=("m.parquet",))
+    output("export-results/-o/is-store", ["export-results", "--store", "s.sqlite", "--format", "csv", "-o",
+                                          "s.sqlite"], good_store=True, preserved=("s.sqlite",))
+    output("export-results/-o/device-parquet", ["export-results", "--store", "s.sqlite", "-o", "node.parquet"],
+           {"node.parquet": "DEVICE"}, good_store=True, preserved=("node.parquet",))
+    output("export-results/-o/directory-slash", ["export-results", "--store", "s.sqlite", "-o", "d.csv/"],
+           good_store=True)
+    output("plot/-o/device", ["plot", "--store", "s.sqlite", "-o", "node.png"], {"node.png": "DEVICE"},
+           good_store=True, preserved=("node.png",))
+    output("plot-judged-fraction/-o/is-qrels", ["plot", "--kind", "judged-fraction", "a.run", "b.run", "--qrels",
+                                                "q.png", *one, "-o", "q.png"], {"q.png": QRELS.encode()},
+           preserved=("q.png",))
+    output("export/-o/device", ["export", "-m", "AP@2", "--example", "moffat-x3x4", "-o", "node.lp"],
+           {"node.lp": "DEVICE"}, preserved=("node.lp",))
+    output("certify/--out/file-is-a-run", ["certify", "summary.csv", "b.run", *one, "--heuristic", "closed-form",
+                                           "--out", "."], {"summary.csv": GOOD_RUNS["a.run"].encode()},
+           preserved=("summary.csv",))
+
+    def reader(name, args, files, **extra):
+        table.append(Case(name, args, files, klass="issue-50/reader", **extra))
+
+    nul_qrels = QRELS.encode() + b"1 0 d11\x00 1\n"
+    nul_run = GOOD_RUNS["a.run"].encode().replace(b"d10 1 10", b"d10\x00 1 10")
+    for command, run_args, tail in (("compare", ["compare", "a.run"], []),
+                                    ("matrix-j1", ["matrix", "a.run", "c.run"], ["-j", "1"])):
+        def with_run(run):
+            return [*run_args, run, *tail, *one]
+
+        def with_qrels(qrels):
+            return [*run_args, "b.run", *tail, "--qrels", qrels, *one]
+
+        reader(f"{command}/run/fifo", with_run("f.run"), {"f.run": "FIFO"}, process=True, timeout=30)
+        reader(f"{command}/qrels/fifo", with_qrels("f.qrels"), {"f.qrels": "FIFO"}, process=True, timeout=30)
+        reader(f"{command}/run/nul-byte", with_run("n.run"), {"n.run": nul_run})
+        reader(f"{command}/qrels/nul-byte", with_qrels("n.qrels"), {"n.qrels": nul_qrels})
+        reader(f"{command}/run/gzip-bomb", with_run("bomb.run.gz"), {"bomb.run.gz": bomb}, process=True, timeout=60)
+        reader(f"{command}/qrels/gzip-bomb", with_qrels("bomb.qrels.gz"), {"bomb.qrels.gz": bomb}, process=True,
+               timeout=60)
+
+    def exit_case(name, args, files=None, **extra):
+        table.append(Case(name, args, files or {}, klass="issue-50/exit", **extra))
+
+    exit_case("matrix-j1/metric/cutoff-overflow", ["matrix", "a.run", "b.run", "-m", "nDCG@9223372036854775808",
+                                                   "-j", "1"])
+    exit_case("compare/metric/cutoff-overflow", ["compare", "a.run", "b.run", "-m", "P@99999999999999999999"])
+    exit_case("compare/metric/q-beta-1e308", ["compare", "a.run", "b.run", "--qrels", "q.txt", "-m",
+                                              "Q(beta=1e308)@5"])
+    exit_case("matrix-j1/runs/same-file-twice", ["matrix", "a.run", "./a.run", "b.run", *one, "-j", "1"])
+    exit_case("compare/stdout/closed", ["compare", "a.run", "b.run", *one], process=True, stdout="CLOSED")
+    exit_case("matrix-dask/--scheduler/not-an-address", ["matrix", "a.run", "b.run", *one, "--engine", "dask",
+                                                         "--scheduler", "not an address"], process=True)
+    exit_case("matrix-dask/--scheduler/not-a-scheduler", ["matrix", "a.run", "b.run", *one, "--engine", "dask",
+                                                          "--scheduler", "LISTENER"], process=True, listener=True,
+              env={"MEDOPT_DASK_TIMEOUT": "2"})
+    return table
 
 
 def cases() -> list[Case]:
@@ -271,7 +383,7 @@ def cases() -> list[Case]:
         Case("export-results/--format/unknown-name", ["export-results", "--store", "s.sqlite", "-o", "x.xyz"],
              good_store=True),
     ]
-    return table
+    return table + issue_50_cases()
 
 
 # ---------------------------------------------------------------------------
@@ -285,6 +397,8 @@ class Outcome:
     traceback: bool      # a Python traceback printed, or an exception escaped the command
     leftovers: list      # paths (relative to the working directory) that were not there before
     seconds: float = 0.0
+    changed: list = field(default_factory=list)  # preserved files that were replaced or changed (data loss)
+    hang: bool = False   # killed at the timeout
 
     @property
     def error_lines(self) -> list:
@@ -304,6 +418,10 @@ class Outcome:
             found.append("internal error")
         if self.leftovers:
             found.append(f"left behind: {self.leftovers}")
+        if self.changed:
+            found.append(f"data loss: {self.changed} replaced or changed")
+        if self.hang:
+            found.append("hang")
         return found
 
 
@@ -315,8 +433,19 @@ def prepare(directory: Path, case: Case) -> None:
     for name, data in case.files.items():
         if data is None:
             continue
+        if callable(data):
+            data = data()
         if data == "DIR":
             (directory / name).mkdir()
+        elif data == "FIFO":
+            os.mkfifo(directory / name)
+        elif data == "DEVICE":  # a character device (1, 3: what /dev/null is) where permitted, else a FIFO
+            try:
+                os.mknod(directory / name, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+            except (PermissionError, OSError):
+                os.mkfifo(directory / name)
+        elif isinstance(data, str) and data.startswith("LINK:"):  # a hard link to another of the files
+            os.link(directory / data[5:], directory / name)
         else:
             (directory / name).write_bytes(data)
     if case.good_store:
@@ -330,6 +459,21 @@ def prepare(directory: Path, case: Case) -> None:
 
 def listing(directory: Path) -> set:
     return {str(p.relative_to(directory)) for p in directory.rglob("*")}
+
+
+def snapshot(directory: Path, names) -> dict:
+    """File type and bytes (regular files) of each name: what a case must leave as it was."""
+    found = {}
+    for name in names:
+        path = directory / name
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            found[name] = None
+            continue
+        data = path.read_bytes() if stat.S_ISREG(info.st_mode) else None
+        found[name] = (stat.S_IFMT(info.st_mode), info.st_ino, data)
+    return found
 
 
 class _Lock:
@@ -351,30 +495,49 @@ def run_case(case: Case, directory: Path, timeout: float = 120) -> Outcome:
 
     prepare(directory, case)
     before = listing(directory)
+    kept = snapshot(directory, case.preserved)
     lock = _Lock(directory / "s.sqlite") if case.lock_store else None
+    listener = None
+    if case.listener:  # accepts connections and never answers
+        import socket
+
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        address = f"tcp://127.0.0.1:{listener.getsockname()[1]}"
+        case = Case(**{**case.__dict__, "args": [address if a == "LISTENER" else a for a in case.args]})
     started = time.perf_counter()
     try:
         if case.process:
-            status, stderr, escaped = _run_process(case, directory, timeout)
+            status, stderr, escaped = _run_process(case, directory, min(timeout, case.timeout))
         else:
             status, stderr, escaped = _run_in_process(case, directory)
     finally:
         if lock:
             lock.release()
+        if listener:
+            listener.close()
     seconds = time.perf_counter() - started
     leftovers = sorted(listing(directory) - before)
-    return Outcome(status, stderr, escaped or "Traceback" in stderr, leftovers, seconds)
+    after = snapshot(directory, case.preserved)
+    changed = [name for name in case.preserved if after[name] != kept[name]]
+    return Outcome(status, stderr, escaped or "Traceback" in stderr, leftovers, seconds, changed, status == -999)
 
 
 def _run_process(case: Case, directory: Path, timeout: float):
     env = {**os.environ, **case.env}
     env.pop("MEDOPT_DEBUG", None)
-    out = open(case.stdout, "w") if case.stdout else subprocess.DEVNULL
+    closed = case.stdout == "CLOSED"
+    out = open(case.stdout, "w") if case.stdout and not closed else subprocess.DEVNULL
     try:
         done = subprocess.run([sys.executable, "-m", "medopt.cli", *case.args], cwd=directory, env=env,
-                              stdout=out, stderr=subprocess.PIPE, text=True, timeout=timeout)
+                              stdout=out, stderr=subprocess.PIPE, text=True, timeout=timeout,
+                              preexec_fn=(lambda: os.close(1)) if closed else None)
+    except subprocess.TimeoutExpired as expired:
+        stderr = expired.stderr.decode() if isinstance(expired.stderr, bytes) else (expired.stderr or "")
+        return -999, stderr, False
     finally:
-        if case.stdout:
+        if case.stdout and not closed:
             out.close()
     return done.returncode, done.stderr, False
 

@@ -25,7 +25,25 @@ _DIED = ("a worker process died (killed by a signal, or out of memory?); the row
          "are stored: rerun with --resume")
 
 
+CONNECT_SECONDS = 20.0  # a --scheduler that does not answer (as a Dask scheduler) within this is refused
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def worker_count(jobs: int) -> int:
+    """``-j`` capped at the cores (more processes than cores only compete for them); MEDOPT_OVERSUBSCRIBE=1
+    asks for the number given.  Engines cap it at the number of tasks too."""
+    return jobs if os.environ.get("MEDOPT_OVERSUBSCRIBE") == "1" else max(1, min(jobs, cores()))
+
+
 def make_engine(name: str, *, jobs: int, scheduler: str | None = None, cluster_options: dict | None = None):
+    jobs = worker_count(jobs)
     if name == "local":
         if scheduler:
             raise MedoptError("--scheduler applies to --engine dask")
@@ -40,7 +58,9 @@ _WORKER: dict = {}
 
 def _start_worker(runset: RunSet, settings: Settings, parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process decides what an interrupt stops
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)  # (the terminal's hangup too)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the command's handler (inherited by fork): a pool
+    signal.set_wakeup_fd(-1)  # (nor the command's signal watcher: the main process's, not this one's)
     _WORKER.update(runset=runset, settings=settings)  # stopping its workers sends SIGTERM, and they must go
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
 
@@ -136,6 +156,45 @@ def _dask_task(task: list, runset: RunSet, settings: Settings):
         return error
 
 
+def _lost(error: BaseException) -> bool:
+    """An error of Dask's communication or bookkeeping (not one raised by a task)."""
+    import asyncio
+
+    module = type(error).__module__ or ""
+    return isinstance(error, (OSError, TimeoutError, asyncio.CancelledError)) or module.startswith("distributed")
+
+
+def _connect(address: str):
+    """A Client of the scheduler at ``address``; an address that is not one, a refused connection, or a
+    listener that does not answer as a Dask scheduler (Dask's own timeout covers only the connection:
+    its handshake can wait for ever) is one MedoptError."""
+    from dask.distributed import Client
+
+    seconds = float(os.environ.get("MEDOPT_DASK_TIMEOUT", CONNECT_SECONDS))
+    for name in ("distributed", "distributed.client", "distributed.comm", "distributed.core"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)  # a lost scheduler: our line, not their traceback
+    box = {}
+
+    def connect():
+        try:
+            box["client"] = Client(address, timeout=f"{seconds}s")
+        except BaseException as error:  # noqa: BLE001 -- handed to the caller
+            box["error"] = error
+
+    thread = threading.Thread(target=connect, name="medopt-dask-connect", daemon=True)
+    thread.start()
+    thread.join(seconds + 1)
+    if thread.is_alive():
+        raise MedoptError(f"--scheduler {address}: no Dask scheduler answered within {seconds:g} s "
+                          "(is a Dask scheduler listening there?)")
+    error = box.get("error")
+    if error is not None:
+        if isinstance(error, (OSError, TimeoutError, ValueError, TypeError)) or _lost(error):
+            raise MedoptError(f"--scheduler {address}: cannot connect ({type(error).__name__}: {error})") from None
+        raise error
+    return box["client"]
+
+
 class DaskEngine:
     """Dask distributed: the scheduler at ``scheduler``, or a LocalCluster of ``jobs`` worker processes."""
 
@@ -157,26 +216,35 @@ class DaskEngine:
         from distributed import KilledWorker
 
         if self.scheduler:
-            try:
-                self.client = Client(self.scheduler, timeout="20s")
-            except (OSError, TimeoutError) as error:
-                raise MedoptError(f"--scheduler {self.scheduler}: cannot connect ({error})") from None
+            self.client = _connect(self.scheduler)
         else:
+            # No dashboard: dashboard_address=None alone still binds the scheduler's HTTP server to port 8787
+            # (and warns when that port is taken); its health routes go to a free local port instead.
             options = {"n_workers": self.jobs, "threads_per_worker": 1, "dashboard_address": None,
-                       "silence_logs": logging.CRITICAL, **self.cluster_options}
+                       "worker_dashboard_address": None, "silence_logs": logging.CRITICAL,
+                       "scheduler_kwargs": {"dashboard": False, "dashboard_address": "127.0.0.1:0"},
+                       **self.cluster_options}
             self.cluster = LocalCluster(**options)
             self.client = Client(self.cluster)
-        shared = self.client.scatter(runset, broadcast=True, hash=False)
-        self.futures = self.client.map(_dask_task, tasks, runset=shared, settings=settings, pure=False)
-        for future in as_completed(self.futures):
-            try:
-                rows = future.result()
-            except KilledWorker:
-                raise MedoptError(_DIED) from None
-            future.release()
-            if isinstance(rows, MedoptError):
-                raise rows
-            yield rows
+        try:
+            shared = self.client.scatter(runset, broadcast=True, hash=False)
+            self.futures = self.client.map(_dask_task, tasks, runset=shared, settings=settings, pure=False)
+            for future in as_completed(self.futures):
+                try:
+                    rows = future.result()
+                except KilledWorker:
+                    raise MedoptError(_DIED) from None
+                future.release()
+                if isinstance(rows, MedoptError):
+                    raise rows
+                yield rows
+        except (MedoptError, KeyboardInterrupt, GeneratorExit):
+            raise
+        except Exception as error:  # the scheduler or a worker lost: CommClosedError, FutureCancelledError, ...
+            if _lost(error):
+                raise MedoptError(f"the Dask scheduler or a worker was lost ({type(error).__name__}); the rows "
+                                  "computed before are stored: rerun with --resume") from None
+            raise
 
     def close(self, abort: bool = False) -> None:
         if self.client is not None:

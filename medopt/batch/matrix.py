@@ -274,7 +274,8 @@ def run_matrix(runs, metrics, *, qrels=None, store="medopt-matrix.sqlite", setti
     store = Path(store)
     created = not store.exists()
     if created:
-        check_output_file(store, "--store")
+        check_output_file(store, "--store", binary=True)  # a file of its own: never a device or a FIFO
+    check_store_file(store)
     if characters:
         judgments, topic_spans = read_passage_judgments(qrels, spans)
     else:

@@ -9,15 +9,13 @@ and edge cases are that reader's.  The kernels in :mod:`medopt.batch.fastpath` w
 
 from __future__ import annotations
 
-import gzip
 import json
-import zlib
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import MedoptError
-from ..io.trec import _stem, read_run, run_names, sort_topics
+from ..io.trec import _Corrupt, _stem, input_chunks, read_run, run_names, sort_topics
 from ..metrics import resolve_max_grade
 
 # Byte classes of ASCII text: 0 part of a token, 1 whitespace to str.split(), 2 newline, 3 anything
@@ -45,13 +43,21 @@ class RunColumns:
     doc_of: np.ndarray    # local doc code of each entry
 
 
-def _blocks(data: bytes):
-    """Pieces of ``data`` of about _BLOCK_BYTES each, cut after a newline."""
-    start = 0
-    while start < len(data):
-        end = data.find(b"\n", min(start + _BLOCK_BYTES, len(data)) - 1) + 1 or len(data)
-        yield data[start:end]
-        start = end
+def _blocks(chunks):
+    """The bytes of ``chunks`` regrouped in pieces of about _BLOCK_BYTES each, cut after a newline."""
+    pending, size = [], 0
+    for chunk in chunks:
+        pending.append(chunk)
+        size += len(chunk)
+        if size >= _BLOCK_BYTES:
+            data = b"".join(pending)
+            cut = data.rfind(b"\n") + 1
+            if cut:
+                yield data[:cut]
+                data = data[cut:]
+            pending, size = [data], len(data)
+    if size:
+        yield b"".join(pending)
 
 
 def _tokens(padded: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -102,19 +108,15 @@ def _parse_block(block: bytes, honour_rank: bool):
 
 def _parse_quickly(path, honour_rank: bool) -> RunColumns | None:
     """Whole-file parse of a well-formed ASCII run, or None when read_run must decide."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-        if data[:2] == b"\x1f\x8b":
-            data = gzip.decompress(data)
-    except (OSError, EOFError, zlib.error):
-        return None
     parts = []
-    for block in _blocks(data):
-        part = _parse_block(block, honour_rank)
-        if part is None:
-            return None
-        parts.append(part)
+    try:  # the readers' own bytes (regular files only, bounded decompression), and their errors
+        for block in _blocks(input_chunks(path)):
+            part = _parse_block(block, honour_rank)
+            if part is None:
+                return None
+            parts.append(part)
+    except _Corrupt:
+        return None  # damaged gzip data: read_run names the line
     if not parts or not sum(len(p[0]) for p in parts):
         return None
     topic_text, doc_text, rank, score, runids = (np.concatenate([p[i] for p in parts]) for i in range(5))

@@ -6,13 +6,18 @@ package is imported here.  Nothing in medopt imports this package: the library w
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
+from . import signals
 
-from .common import main
+if signals.is_program():  # first of all: an interrupt while the rest loads is one line too
+    signals.install_exit_handlers()
+
+import importlib  # noqa: E402
+import pkgutil  # noqa: E402
+
+from .common import main  # noqa: E402
 
 for _module in pkgutil.iter_modules(__path__):
-    if _module.name not in ("common", "__main__"):
+    if _module.name not in ("common", "signals", "__main__"):
         importlib.import_module(f"{__name__}.{_module.name}")
 
 __all__ = ["main"]

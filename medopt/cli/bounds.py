@@ -8,8 +8,8 @@ from .. import methods
 from ..bounds_table import BOUNDS_COLUMNS, score_bounds
 from ..io.paths import check_output_file
 from ..io.results import FORMATS, format_rows, write_rows
-from .common import (DEFAULT_TIME_LIMIT, MaxGrade, TimeLimit, main, metric_option, named_runs, parse_limits,
-                     topic_options, warn)
+from .common import (DEFAULT_TIME_LIMIT, MaxGrade, TimeLimit, distinct_files, main, metric_option, named_runs,
+                     parse_limits, topic_options, warn)
 
 
 @main.command("bounds")
@@ -42,14 +42,16 @@ def bounds_command(runs, qrels, metrics, method, solver, time_limit, max_grade, 
     documents, beside the score trec_eval reports (unjudged = not relevant); then per run and metric
     the range of the mean score (topic 'all': the mean of the lows, the mean of the highs)."""
     limits = parse_limits(at_most, at_least)
-    if output:
-        check_output_file(output, "-o")
     runs, names = named_runs(runs)
-    rows = score_bounds(list(runs), list(metrics), qrels, names=names, complete=complete, topics=topics, honour_rank=honour_rank,
+    distinct_files(runs)
+    if output:
+        check_output_file(output, "-o", inputs=[list(runs), qrels])
+    rows = score_bounds(list(runs), list(metrics), qrels, names=names, complete=complete, topics=topics,
+                        honour_rank=honour_rank,
                         progress=progress, warn=warn, max_grade=max_grade, method=method, solver=solver,
                         time_limit=time_limit, residual=residual, limits=limits,
                         **({"strategy": strategy} if strategy != "auto" else {}))
     if output:
-        write_rows(rows, BOUNDS_COLUMNS, fmt, output)
+        write_rows(rows, BOUNDS_COLUMNS, fmt, output, inputs=[list(runs), qrels])
     else:
         click.echo(format_rows(rows, BOUNDS_COLUMNS, fmt), nl=False)

@@ -3,6 +3,7 @@ peer check (the work is done by :mod:`medopt.campaigns`)."""
 
 from __future__ import annotations
 
+import shutil
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -17,7 +18,7 @@ from ..campaigns.counterexamples import format_counterexample, save_counterexamp
 from ..campaigns.peer import PEER_COLUMNS, PEER_SUMMARY_COLUMNS, peer_check
 from ..campaigns.search import SEARCH_COLUMNS, search, summary_row
 from ..errors import MedoptError
-from ..io.paths import check_output_directory
+from ..io.paths import check_output_directory, check_output_file
 from ..io.results import write_rows
 from ..io.trec import mean_topics, read_qrels, read_topic_choice
 from ..metrics import PER_TOPIC, parse_metric, resolve_max_grade
@@ -82,8 +83,23 @@ def certify_command(runs, qrels, metrics, heuristics, solver, time_limit, max_gr
                         gains=parse_gains(gains), residual=residual)
     show_progress = sys.stderr.isatty() if progress is None else progress
     out_dir = Path(out) if out else None
+    made = False
     if out_dir:
         check_output_directory(out_dir, "--out")  # made only when the results are written
+        made = not out_dir.exists()
+        for name in ("peer.csv", "peer_summary.csv", "instances.csv", "summary.csv", "search.csv") * (not made):
+            check_output_file(out_dir / name, "--out", inputs=[list(runs), qrels, peer])  # none of them an input
+    try:
+        _certify(runs, qrels, metrics, heuristics, settings, show_progress, generate, depth, seed, judged_fraction,
+                 max_unjudged, max_grade, search, budget, seconds, peer, out_dir, show, honour_rank, judged_only)
+    except BaseException as error:
+        if made and not isinstance(error, SystemExit):  # (SystemExit: bugs found, their files kept)
+            shutil.rmtree(out_dir, ignore_errors=True)  # a failed job leaves no directory of its own behind
+        raise
+
+
+def _certify(runs, qrels, metrics, heuristics, settings, show_progress, generate, depth, seed, judged_fraction,
+             max_unjudged, max_grade, search, budget, seconds, peer, out_dir, show, honour_rank, judged_only):
     if search:
         if runs or qrels or generate or peer or complete or topics:
             raise MedoptError("--search makes its own instances: drop RUNS, --qrels, --generate, --peer, -c and "

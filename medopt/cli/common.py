@@ -2,19 +2,18 @@
 
 Every failure of every command ends in one line on stderr, ``medopt: error: ...``, and exit status 2
 (a usage error, a bad input file, an output path that cannot be written, a locked store, ...); an
-interrupt (Ctrl-C, or SIGTERM: a scheduler stopping the job) in ``medopt: interrupted`` and exit status
-130 (SIGINT) or 143 (SIGTERM). An unexpected exception -- a bug in medopt -- is one line too,
+interrupt (Ctrl-C, SIGTERM: a scheduler stopping the job, SIGHUP: the terminal gone) in ``medopt: interrupted``
+and exit status 130 (SIGINT), 143 (SIGTERM) or 129 (SIGHUP), at any moment (:mod:`medopt.cli.signals`). An unexpected exception -- a bug in medopt -- is one line too,
 ``medopt: error: internal error: ...``, with exit status 1; ``MEDOPT_DEBUG=1`` shows its traceback.
 """
 
 from __future__ import annotations
 
 import errno
+import io
 import math
 import os
-import signal
 import sys
-import threading
 
 import click
 
@@ -22,9 +21,9 @@ from .. import methods
 from ..errors import MedoptError
 from ..instance import RelevanceLimit
 from ..metrics import PER_TOPIC
+from . import signals
 
 DEFAULT_TIME_LIMIT = 60.0  # seconds per MED on the command line (exact methods); 0 or none: no limit
-_TERMINATED = []  # set by the SIGTERM handler: the interrupt came from SIGTERM (exit status 143)
 
 
 def warn(message: str) -> None:
@@ -63,8 +62,18 @@ def _os_error(error: OSError):
     _fail(f"{where}{error.strerror or error}")
 
 
+class _ClosedStdout(io.TextIOBase):
+    """In place of a closed standard output (``>&-``: Python sets sys.stdout to None, and click would
+    drop what a command prints without a word): writing to it is the error, in one line."""
+
+    def write(self, text):
+        raise OSError(errno.EBADF, "standard output is closed: nowhere to write the results")
+
+
 def one_line_errors(invoke, ctx):
     """Run a click invoke; every failure becomes one line on stderr and exit status 2 (1: a bug)."""
+    if sys.stdout is None:
+        sys.stdout = _ClosedStdout()
     try:
         result = invoke(ctx)
         sys.stdout.flush()  # a full disk or /dev/full shows here, not at exit
@@ -74,11 +83,7 @@ def one_line_errors(invoke, ctx):
     except MedoptError as error:
         _fail(error)
     except KeyboardInterrupt:
-        try:
-            click.echo("medopt: interrupted", err=True)
-        except OSError:
-            pass
-        sys.exit(143 if _TERMINATED else 130)
+        _interrupted()
     except OSError as error:
         if os.environ.get("MEDOPT_DEBUG"):
             raise
@@ -94,17 +99,17 @@ def one_line_errors(invoke, ctx):
               "the traceback)", 1)
 
 
-def _on_sigterm(signum, frame):
-    """SIGTERM behaves as Ctrl-C: a KeyboardInterrupt, or whatever handler SIGINT has while a solve runs."""
-    _TERMINATED.append(signum)
-    handler = signal.getsignal(signal.SIGINT)
-    if callable(handler) and handler not in (signal.default_int_handler, _on_sigterm):
-        return handler(signal.SIGINT, frame)
-    raise KeyboardInterrupt
+def _interrupted():
+    try:
+        click.echo("medopt: interrupted", err=True)
+    except OSError:
+        pass
+    sys.exit(signals.exit_status())
 
 
 class OneLineErrors:
-    """For click commands and groups: usage errors in one line too, SIGTERM as Ctrl-C while a command runs."""
+    """For click commands and groups: usage errors in one line too, SIGTERM and SIGHUP as Ctrl-C while a
+    command runs."""
 
     def invoke(self, ctx):
         return one_line_errors(super().invoke, ctx)
@@ -113,22 +118,19 @@ class OneLineErrors:
         prog_name = prog_name or "medopt"  # not "python -m medopt.cli" in messages
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
-        previous = None
-        if threading.current_thread() is threading.main_thread():
-            previous = signal.signal(signal.SIGTERM, _on_sigterm)
-        _TERMINATED.clear()
+        previous = {}
         try:
+            previous = signals.command_handlers()
             status = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.ClickException as error:
             hint = f" (see '{error.ctx.command_path} -h')" if getattr(error, "ctx", None) else ""
             _fail(f"{error.format_message()}{hint}", error.exit_code)
-        except click.Abort:
-            _fail("interrupted", 130)
+        except (click.Abort, KeyboardInterrupt):  # an interrupt while click parses the command line
+            _interrupted()
         except OSError as error:  # writing --help or --version output
             _os_error(error)
         finally:
-            if previous is not None:
-                signal.signal(signal.SIGTERM, previous)
+            signals.restore(previous)
         sys.exit(status if isinstance(status, int) else 0)
 
 
@@ -164,7 +166,7 @@ def main():
     """Maximized Effectiveness Difference between search rankings, computed exactly.
 
     Every failure ends in one line, 'medopt: error: ...', and exit status 2 (1: an internal error);
-    Ctrl-C or SIGTERM in 'medopt: interrupted' and exit status 130 or 143.
+    Ctrl-C, SIGTERM or SIGHUP in 'medopt: interrupted' and exit status 130, 143 or 129.
     """
 
 
@@ -277,6 +279,21 @@ def method_options(function):
     ]):
         function = option(function)
     return function
+
+
+def distinct_files(paths, what: str = "RUNS") -> None:
+    """Refuse a file given twice (``a.run`` and ``./a.run``, or two names of one file): each run is
+    compared once, and a run paired with itself is no comparison."""
+    seen = {}
+    for path in paths:
+        try:
+            info = os.stat(path)
+        except OSError:
+            continue  # missing or unreadable: the reader names it
+        key = (info.st_dev, info.st_ino)
+        if key in seen:
+            raise MedoptError(f"{what}: {seen[key]} and {path} are the same file; give each run once")
+        seen[key] = path
 
 
 def parse_limits(at_most, at_least) -> list:

@@ -49,15 +49,15 @@ def compare(run_a, run_b, qrels, spans, metrics, method, solver, time_limit, max
     limits = parse_limits(at_most, at_least)
     if fmt == "parquet" and not output:
         raise click.UsageError("--format parquet writes a file: give -o FILE")
-    if output:
-        check_output_file(output, "-o")
     (run_a, run_b), names = named_runs([run_a, run_b])
+    if output:
+        check_output_file(output, "-o", inputs=[run_a, run_b, qrels, spans], binary=fmt == "parquet")
     rows, columns = compare_rows(
         run_a, run_b, qrels, parsed + companions, method=method, solver=solver, time_limit=time_limit, max_grade=max_grade,
         pad=pad, residual=residual, strategy=strategy, limits=limits, honour_rank=honour_rank,
         complete=complete, topics=topics, per_topic=per_topic, ranges=ranges, progress=sys.stderr.isatty() if progress is None else progress,
         warn=warn, sides=("RUN_A", "RUN_B"), spans=spans, names=names)
     if output:
-        write_output(rows, columns, fmt, output)
+        write_output(rows, columns, fmt, output, inputs=[run_a, run_b, qrels, spans])
     else:
         click.echo(format_output(rows, columns, fmt), nl=False)

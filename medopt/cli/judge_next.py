@@ -8,7 +8,7 @@ from ..io.paths import check_output_file
 from ..io.results import FORMATS
 from ..judging import JUDGE_COLUMNS, POLICIES, judge_next
 from ..runs import format_output, write_output
-from .common import DEFAULT_TIME_LIMIT, MaxGrade, TimeLimit, main, named_runs, topic_options, warn
+from .common import DEFAULT_TIME_LIMIT, MaxGrade, TimeLimit, distinct_files, main, named_runs, topic_options, warn
 
 
 @main.command("judge-next")
@@ -42,10 +42,11 @@ def judge_next_command(runs, qrels, metric, budget, per_topic, policy, target, s
     mean MED at most the target.  Each pair's current mean range is printed on stderr."""
     if fmt == "parquet" and not output:
         raise click.UsageError("--format parquet writes a file: give -o FILE")
-    if output:
-        check_output_file(output, "-o")
-    summary = []
     paths, names = named_runs(runs)
+    if output:
+        check_output_file(output, "-o", inputs=[list(paths), qrels], binary=fmt == "parquet")
+    distinct_files(paths)
+    summary = []
     frame = judge_next(paths, qrels, metric, names=names, budget=budget, policy=policy, per_topic=per_topic,
                        target=target, seed=seed, max_grade=max_grade, method=method, solver=solver,
                        time_limit=time_limit, honour_rank=honour_rank, complete=complete, topics=topics,
@@ -56,6 +57,6 @@ def judge_next_command(runs, qrels, metric, budget, per_topic, policy, target, s
                    f"{row['high']:.4f}] ({row['verdict']}), mean MED {row['mean_med']:.4f}, {state}", err=True)
     rows = frame.to_dict("records")
     if output:
-        write_output(rows, JUDGE_COLUMNS, fmt, output)
+        write_output(rows, JUDGE_COLUMNS, fmt, output, inputs=[list(runs), qrels])
     else:
         click.echo(format_output(rows, JUDGE_COLUMNS, fmt), nl=False)

@@ -5,10 +5,11 @@ from __future__ import annotations
 import click
 
 from ..batch import FAST_ROWS_PER_TASK, INSTANCE_ROWS_PER_TASK, Settings, run_matrix
+from ..io.output import store_files
 from ..io.paths import check_output_file
 from ..plots import check_image_outputs, plot_heatmap
 from ..store import export_format, export_pairs, export_results
-from .common import main, method_options, metric_option, named_runs, parse_limits, topic_options, warn
+from .common import distinct_files, main, method_options, metric_option, named_runs, parse_limits, topic_options, warn
 
 
 @main.command("matrix")
@@ -66,15 +67,18 @@ def matrix_command(runs, qrels, spans, metrics, method, solver, time_limit, max_
     settings = Settings(method=method, solver=solver, time_limit=time_limit, max_grade=max_grade, pad=pad,
                         residual=residual, limits=tuple(parse_limits(at_most, at_least)),
                         strategy=None if strategy == "auto" else strategy, fast=fast_path, ranges=ranges)
+    distinct_files(runs)
+    inputs = [list(runs), qrels, spans]
+    check_output_file(store, "--store", inputs=[inputs, output, heatmap], binary=True)  # an output too
+    inputs.append(store_files(store))
     if output:  # checked now: not after an hour of computing
-        export_format(output)
-        check_output_file(output, "-o")
+        fmt = export_format(output)
+        check_output_file(output, "-o", inputs=[inputs, heatmap, summary], binary=fmt == "parquet")
     if summary:
-        export_format(summary)
-        check_output_file(summary, "--summary")
+        fmt = export_format(summary)
+        check_output_file(summary, "--summary", inputs=[inputs, heatmap, output], binary=fmt == "parquet")
     if heatmap:
-        check_image_outputs([heatmap], "--heatmap")
-    runs, names = named_runs(runs)
+        check_image_outputs([heatmap], "--heatmap", inputs=[inputs, output, summary])
     report = run_matrix(list(runs), list(metrics), qrels=qrels, store=store, settings=settings, engine=engine,
                         jobs=jobs, scheduler=scheduler, resume=resume, retry=retry, complete=complete, topics=topics,
                         honour_rank=honour_rank, progress=progress, fast_rows=chunk_size or FAST_ROWS_PER_TASK,

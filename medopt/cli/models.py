@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..io.output import check_output
 from ..metrics import parse_metric
 from .common import main
 
@@ -32,6 +33,7 @@ def metric_command(names):
 def export_command(metric, example_name, direction, strategy, lam, case_label, output):
     """Write the MED model of a worked example as an LP file (the models/ catalogue's exports)."""
     from ..catalogue import export_model  # Pyomo and the formulations load only for this command
+    check_output(output, "-o", binary=True)  # before any work; an LP file is written by name: a regular file
 
     exported = export_model(metric, example_name, direction=direction, strategy=strategy, lam=lam,
                             case=case_label, path=output)

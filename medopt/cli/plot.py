@@ -7,6 +7,7 @@ import click
 
 from .. import plots, range_plots, rbo_plots
 from ..errors import MedoptError
+from ..io.output import store_files
 from .common import DEFAULT_TIME_LIMIT, main, warn
 
 FROM_RUNS = ("judged-fraction", "bounds", "rbo", "depths")
@@ -49,7 +50,8 @@ def plot_command(runs, kind, store, metrics, pair, method, qrels, fractions, dep
     """Plots of MED results and ranges: from a matrix store, or (judged-fraction, bounds) computed from runs
     and qrels."""
 
-    plots.check_image_outputs(outputs)  # before any work: the suffix, and a place the file can be written
+    # before any work: the suffix, a place the file can be written, and none of the inputs
+    plots.check_image_outputs(outputs, inputs=[list(runs), qrels] if kind in FROM_RUNS else store_files(store))
     if pair and kind != "ranges":
         raise MedoptError("--pair chooses the pair of runs for --kind ranges")
     if method and kind in FROM_RUNS:

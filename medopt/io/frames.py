@@ -171,6 +171,8 @@ def _id(value, source, where, what) -> str:
         return str(int(value))
     if not isinstance(value, str) or not value:
         raise InputFrameError(source, where, None, f"{what} {value!r} is not a non-empty string")
+    if "\x00" in value:  # refused as the TREC readers refuse it (NumPy would drop a trailing one)
+        raise InputFrameError(source, where, None, f"{what} {value!r} holds a NUL character")
     return value
 
 
@@ -304,6 +306,10 @@ def _ids(frame, column: str, source: str, item: str):
     empty = np.array([not v for v in values], dtype=bool)
     if empty.any():
         raise InputFrameError(source, _row(frame, int(np.flatnonzero(empty)[0]), item), column, "empty string")
+    nul = np.array(["\x00" in v for v in values], dtype=bool)
+    if nul.any():  # refused as the TREC readers refuse it (NumPy would drop a trailing one)
+        at = int(np.flatnonzero(nul)[0])
+        raise InputFrameError(source, _row(frame, at, item), column, f"{values[at]!r} holds a NUL character")
     return values
 
 

@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 
 from ..errors import MedoptError
+from .output import check_output
 
 
 def _probe(directory: Path, shown: str) -> None:
@@ -21,19 +22,11 @@ def _probe(directory: Path, shown: str) -> None:
     os.unlink(name)
 
 
-def check_output_file(path, what: str = "") -> None:
-    """Refuse an output file that cannot be written: a directory, a missing or unwritable parent
-    directory. Special files (``/dev/stdout``, ``/dev/null``) are accepted: they are written in place.
-    ``what`` (an option name, e.g. ``-o``) starts the message."""
-    path = Path(path)
-    shown = f"{what} {path}".strip()
-    if path.is_dir():
-        raise MedoptError(f"{shown}: is a directory")
-    if path.exists() and not path.is_file():
-        if not os.access(path, os.W_OK):
-            raise MedoptError(f"{shown}: not writable")
-        return
-    _check_parent(path.parent, shown)
+def check_output_file(path, what: str = "", *, inputs=(), binary: bool = False) -> None:
+    """Refuse an output file that cannot or must not be written (the rules of :mod:`medopt.io.output`:
+    a directory, a missing or unwritable parent directory, a special file for a binary format, one of
+    the command's ``inputs``). ``what`` (an option name, e.g. ``-o``) starts the message."""
+    check_output(path, what, inputs=inputs, binary=binary)
 
 
 def check_output_directory(path, what: str = "") -> None:

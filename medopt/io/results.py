@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import math
-import os
-from pathlib import Path
 from typing import Iterable, Sequence
 
 from ..errors import MedoptError
-from .trec import write_atomic
+from .output import check_output, csv_lines, output_file, write_output
 
 FORMATS = ("csv", "tsv", "jsonl")
 
@@ -25,17 +22,15 @@ def format_rows(rows: Sequence[dict], columns: Sequence[str], fmt: str) -> str:
         for row in rows:
             out.write(json.dumps({c: _jsonable(row.get(c)) for c in columns}) + "\n")
         return out.getvalue()
-    writer = csv.DictWriter(out, fieldnames=list(columns), delimiter="," if fmt == "csv" else "\t",
-                            lineterminator="\n", extrasaction="ignore")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({c: _text(row.get(c)) for c in columns})
+    table = [list(columns), *([_text(row.get(c)) for c in columns] for row in rows)]
+    out.writelines(csv_lines(table, "," if fmt == "csv" else "\t"))
     return out.getvalue()
 
 
-def write_rows(rows: Sequence[dict], columns: Sequence[str], fmt: str, path) -> None:
+def write_rows(rows: Sequence[dict], columns: Sequence[str], fmt: str, path, *, what: str = "-o",
+               inputs=()) -> None:
     text = format_rows(rows, columns, fmt)
-    write_atomic(path, iter([text]))
+    write_output(path, text, what, inputs=inputs, binary=False)
 
 
 def rows_frame(rows: Sequence[dict], columns: Sequence[str]):
@@ -45,21 +40,16 @@ def rows_frame(rows: Sequence[dict], columns: Sequence[str]):
     return pd.DataFrame([[row.get(c) for c in columns] for row in rows], columns=list(columns))
 
 
-def write_parquet(rows: Sequence[dict], columns: Sequence[str], path) -> None:
-    """The rows as a parquet file (pyarrow), written to a temporary file beside ``path`` then renamed."""
-    path = Path(path)
-    if path.exists() and not path.is_file():  # /dev/null and the like: written in place
-        rows_frame(rows, columns).to_parquet(path, index=False, engine="pyarrow")
-        return
-    temporary = path.with_name(f".{path.name}.tmp")
+def write_parquet(rows: Sequence[dict], columns: Sequence[str], path, *, what: str = "-o", inputs=()) -> None:
+    """The rows as a parquet file (pyarrow), by the rules of :mod:`medopt.io.output` (a regular file only)."""
+    check_output(path, what, inputs=inputs, binary=True)
     try:
-        rows_frame(rows, columns).to_parquet(temporary, index=False, engine="pyarrow")
-        os.replace(temporary, path)
+        import pyarrow  # noqa: F401
     except ImportError:
         raise MedoptError("parquet output needs pyarrow (pip install pyarrow)") from None
-    finally:
-        if temporary.exists():
-            temporary.unlink()
+    frame = rows_frame(rows, columns)
+    with output_file(path, what, inputs=inputs, binary=True, compress=False) as handle:
+        frame.to_parquet(handle, index=False, engine="pyarrow")
 
 
 def _text(value) -> str:

@@ -13,18 +13,19 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import io
 import math
 import numbers
 import os
 import re
-import tempfile
+import stat
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from medopt.errors import InputFormatError, MedoptError
+
+from .output import write_output
 
 _INT = re.compile(r"[+-]?[0-9]+")
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -54,36 +55,120 @@ class TopicReport:
 # reading
 
 
+INFLATE_RATIO = 64            # a compressed input may decompress to this many times its size ...
+INFLATE_FLOOR = 64 << 20      # ... or to this many bytes, whichever is more; beyond: refused (a gzip bomb)
+LINE_LIMIT = 1 << 20          # bytes of one line; beyond: refused (no TREC line is that long)
+_CHUNK = 1 << 20
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
 def open_input(path: str | os.PathLike):
-    """``open(path, "rb")``; a missing, directory or unopenable path is an InputFormatError naming it."""
-    try:
-        return open(path, "rb")
+    """A binary file object of an input file; a missing, unopenable or non-regular path (a directory, a
+    FIFO, a device: reading one could block for ever or never end) is an InputFormatError naming it."""
+    try:  # O_NONBLOCK: opening a FIFO nobody writes to must not wait; cleared once the file is known regular
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         raise InputFormatError(path, None, "no such file") from None
     except IsADirectoryError:
         raise InputFormatError(path, None, "is a directory, not a file") from None
     except OSError as exc:
         raise InputFormatError(path, None, f"cannot open: {exc.strerror or exc}") from None
+    mode = os.fstat(descriptor).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(descriptor)
+        what = "is a directory, not a file" if stat.S_ISDIR(mode) else f"is {_kind(mode)}, not a regular file"
+        raise InputFormatError(path, None, what)
+    os.set_blocking(descriptor, True)
+    return os.fdopen(descriptor, "rb")
+
+
+def input_chunks(path: str | os.PathLike) -> Iterator[bytes]:
+    """The bytes of an input file in pieces of about a MiB, decompressed when it starts with the gzip
+    magic number; a file that decompresses to more than :data:`INFLATE_RATIO` times its size (and more
+    than :data:`INFLATE_FLOOR`) is refused as soon as it does, after reading no more than that."""
+    with open_input(path) as raw:
+        if raw.peek(2)[:2] != b"\x1f\x8b":
+            while True:
+                try:
+                    chunk = raw.read(_CHUNK)
+                except OSError as exc:
+                    raise InputFormatError(path, None, f"cannot read: {exc.strerror or exc}") from None
+                if not chunk:
+                    return
+                yield chunk
+        size = os.fstat(raw.fileno()).st_size
+        cap = max(INFLATE_FLOOR, INFLATE_RATIO * size)
+        total = 0
+        try:
+            with gzip.GzipFile(fileobj=raw) as stream:
+                while chunk := stream.read(_CHUNK):
+                    total += len(chunk)
+                    if total > cap:
+                        raise InputFormatError(
+                            path, None, f"decompresses to more than {cap >> 20} MiB ({INFLATE_RATIO} times its "
+                            f"{size} bytes): refused (a damaged file, or a gzip bomb)")
+                    yield chunk
+        except (OSError, EOFError, zlib.error) as exc:
+            raise _Corrupt(exc) from None
+
+
+class _Corrupt(Exception):
+    """Damaged gzip data (the reader that meets it names the line)."""
+
+
+def _lines(path: str | os.PathLike) -> Iterator[tuple[int, bytes]]:
+    """``(line_number, bytes without the newline)`` of every line; runs of blank lines are skipped in
+    bulk (a file of nothing but newlines is read at the speed of the disk, not line by line)."""
+    number, pending = 0, b""
+    try:
+        for chunk in input_chunks(path):
+            if not chunk.strip():  # whitespace only: the end of the pending line, then blank lines
+                newline = chunk.find(b"\n")
+                if newline < 0:
+                    pending += chunk
+                else:
+                    number += 1
+                    yield number, pending + chunk[:newline]
+                    number += chunk.count(b"\n") - 1
+                    pending = chunk[chunk.rfind(b"\n") + 1:]
+            else:
+                *complete, rest = (pending + chunk).split(b"\n")
+                for line in complete:
+                    number += 1
+                    yield number, line
+                pending = rest
+            if len(pending) > LINE_LIMIT:
+                raise InputFormatError(path, number + 1, f"line longer than {LINE_LIMIT >> 20} MiB")
+    except _Corrupt as exc:
+        raise InputFormatError(path, number + 1, f"corrupt gzip data ({exc.args[0]})") from None
+    if pending:
+        yield number + 1, pending
 
 
 def _fields(path: str | os.PathLike) -> Iterator[tuple[int, list[str]]]:
-    """Yield ``(line_number, whitespace-separated fields)`` for each non-blank line."""
-    with open_input(path) as raw:
-        stream = gzip.GzipFile(fileobj=raw) if raw.peek(2)[:2] == b"\x1f\x8b" else raw
-        number = 0
+    """Yield ``(line_number, whitespace-separated fields)`` for each non-blank line.
+
+    The one tokenisation of every reader (the array reader of :mod:`medopt.batch.runset` agrees with it,
+    and defers to it for any byte it is not sure of): UTF-8 (a BOM on the first line ignored), fields
+    split at whitespace as :meth:`str.split` splits, a NUL byte refused (NumPy's byte strings would drop
+    a trailing one, and a document id with it would match another)."""
+    for number, data in _lines(path):
         try:
-            for number, data in enumerate(stream, 1):
-                try:
-                    text = data.decode("utf-8-sig" if number == 1 else "utf-8")
-                except UnicodeDecodeError as exc:
-                    raise InputFormatError(
-                        path, number, f"not valid UTF-8 (bad byte at column {exc.start + 1})"
-                    ) from None
-                fields = text.split()
-                if fields:
-                    yield number, fields
-        except (OSError, EOFError, zlib.error) as exc:
-            raise InputFormatError(path, number + 1, f"corrupt gzip data ({exc})") from None
+            text = data.decode("utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputFormatError(path, number, f"not valid UTF-8 (bad byte at column {exc.start + 1})") from None
+        if "\x00" in text:
+            raise InputFormatError(path, number, f"NUL byte at column {text.index(chr(0)) + 1}")
+        fields = text.split()
+        if fields:
+            yield number, fields
 
 
 def four_column_rows(path: str | os.PathLike, message: str) -> Iterator[tuple[int, list[str]]]:
@@ -181,11 +266,14 @@ def read_qrels(path: str | os.PathLike) -> dict[str, dict[str, int]]:
 
 def file_sha256(path: str | os.PathLike) -> str:
     """SHA-256 of a file's bytes; a missing or unreadable file is an InputFormatError naming it."""
+    digest = hashlib.sha256()
     with open_input(path) as handle:
         try:
-            return hashlib.sha256(handle.read()).hexdigest()
+            while chunk := handle.read(_CHUNK):
+                digest.update(chunk)
         except OSError as exc:
-            raise InputFormatError(path, None, f"cannot open: {exc.strerror or exc}") from None
+            raise InputFormatError(path, None, f"cannot read: {exc.strerror or exc}") from None
+    return digest.hexdigest()
 
 
 # ---------------------------------------------------------------------------
@@ -285,31 +373,10 @@ def _check_token(value: str, what: str) -> str:
     return value
 
 
-def write_atomic(path: str | os.PathLike, lines: Iterator[str]) -> None:
-    """Write lines to a temp file beside ``path`` then rename it into place (a special file such as
-    ``/dev/stdout`` or ``/dev/null`` is written in place: it cannot be replaced)."""
-    path = Path(path)
-    if path.exists() and not path.is_file() and not path.is_dir():
-        with open(path, "w", encoding="utf-8", newline="\n") as text:
-            text.writelines(lines)
-        return
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as raw:
-            if path.name.endswith(".gz"):
-                out = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0)
-            else:
-                out = raw
-            with io.TextIOWrapper(out, encoding="utf-8", newline="\n") as text:
-                text.writelines(lines)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the file ordinary permissions
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+def write_atomic(path: str | os.PathLike, lines: Iterator[str], *, what: str = "", inputs=()) -> None:
+    """Write text lines to ``path`` by the rules of :mod:`medopt.io.output` (a temporary beside it,
+    then renamed; ``/dev/stdout`` and the like written in place; gzip when the name ends in ``.gz``)."""
+    write_output(path, lines, what, inputs=inputs, binary=False)
 
 
 def write_run(path: str | os.PathLike, rankings: Mapping[str, Sequence[str]], name: str) -> None:

@@ -84,6 +84,9 @@ def _split_params(text: str) -> list[str]:
     return items + [text[start:]]
 
 
+MAX_CUTOFF = 2 ** 31 - 1  # deeper than any ranking; beyond, a cutoff is refused, not overflowed
+
+
 def _build(source: str, name: str, raw_params: dict[str, str], raw_cutoff: str | None) -> Metric:
     family = find_family(name)
     if family is None:
@@ -92,6 +95,8 @@ def _build(source: str, name: str, raw_params: dict[str, str], raw_cutoff: str |
     if raw_cutoff is not None:
         if not raw_cutoff.isdigit() or int(raw_cutoff) < 1:
             raise MetricSyntaxError(f"{source!r}: cutoff must be a positive integer, got {raw_cutoff!r}")
+        if int(raw_cutoff) > MAX_CUTOFF:  # (array kernels index ranks with 32- and 64-bit integers)
+            raise MetricSyntaxError(f"{source!r}: cutoff {raw_cutoff} is too large (at most {MAX_CUTOFF})")
         cutoff = int(raw_cutoff)
     params = []
     for key, raw in raw_params.items():

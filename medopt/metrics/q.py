@@ -7,12 +7,16 @@ from itertools import accumulate
 from .base import Metric, Param, count_relevant, ideal_gains, non_negative, register, table_of
 from .precision import REL
 
+MAX_BETA = 1e6
+
 
 @register
 class Q(Metric):
     family = "Q"
     PARAMS = {
-        "beta": Param(float, 1.0, non_negative, "weight of cumulative gain, >= 0"),
+        # beta * cg(i) must stay finite in floating point: 1e6 is far beyond any beta in use (Sakai: 1)
+        "beta": Param(float, 1.0, lambda v: non_negative(v) and v <= MAX_BETA, "weight of cumulative gain, "
+                      f"0 <= beta <= {MAX_BETA:g}"),
         "rel": REL,
     }
     recall_based = True
