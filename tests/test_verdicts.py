@@ -13,7 +13,6 @@ import io
 import math
 import sqlite3
 import warnings
-from fractions import Fraction
 from pathlib import Path
 
 import pandas as pd

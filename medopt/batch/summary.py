@@ -16,7 +16,6 @@ from collections import defaultdict
 from ..companions import COMPANION_METHOD
 from ..metrics import Grading, judged_at, parse_metric
 from ..result import exact_mean, exact_value, mean_range
-from ..store import PAIR_COLUMNS
 
 
 class Observed:

@@ -91,7 +91,7 @@ def certify_command(runs, qrels, metrics, heuristics, solver, time_limit, max_gr
             check_output_file(out_dir / name, "--out", inputs=[list(runs), qrels, peer])  # none of them an input
     try:
         _certify(runs, qrels, metrics, heuristics, settings, show_progress, generate, depth, seed, judged_fraction,
-                 max_unjudged, max_grade, search, budget, seconds, peer, out_dir, show, honour_rank, judged_only)
+                 max_unjudged, max_grade, search, budget, seconds, peer, out_dir, show, honour_rank, complete, topics)
     except BaseException as error:
         if made and not isinstance(error, SystemExit):  # (SystemExit: bugs found, their files kept)
             shutil.rmtree(out_dir, ignore_errors=True)  # a failed job leaves no directory of its own behind
@@ -99,7 +99,7 @@ def certify_command(runs, qrels, metrics, heuristics, solver, time_limit, max_gr
 
 
 def _certify(runs, qrels, metrics, heuristics, settings, show_progress, generate, depth, seed, judged_fraction,
-             max_unjudged, max_grade, search, budget, seconds, peer, out_dir, show, honour_rank, judged_only):
+             max_unjudged, max_grade, search, budget, seconds, peer, out_dir, show, honour_rank, complete, topics):
     if search:
         if runs or qrels or generate or peer or complete or topics:
             raise MedoptError("--search makes its own instances: drop RUNS, --qrels, --generate, --peer, -c and "

@@ -67,9 +67,10 @@ def matrix_command(runs, qrels, spans, metrics, method, solver, time_limit, max_
     settings = Settings(method=method, solver=solver, time_limit=time_limit, max_grade=max_grade, pad=pad,
                         residual=residual, limits=tuple(parse_limits(at_most, at_least)),
                         strategy=None if strategy == "auto" else strategy, fast=fast_path, ranges=ranges)
+    runs, names = named_runs(runs)
     distinct_files(runs)
     inputs = [list(runs), qrels, spans]
-    check_output_file(store, "--store", inputs=[inputs, output, heatmap], binary=True)  # an output too
+    check_output_file(store, "--store", inputs=[inputs, output, heatmap, summary], binary=True)  # an output too
     inputs.append(store_files(store))
     if output:  # checked now: not after an hour of computing
         fmt = export_format(output)
