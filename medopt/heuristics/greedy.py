@@ -29,7 +29,7 @@ import numpy as np
 
 from ..bounds import trivial_bound
 from ..instance import Instance
-from ..limits import check_time
+from ..limits import expired
 from ..metrics.base import count_relevant
 from ..result import MedResult, certify
 
@@ -180,7 +180,8 @@ def greedy_path(problem: SumOfPrecisions, candidates=None) -> tuple[float, list]
         ranks = np.array([problem.position[d] for d in remaining], dtype=np.int64).reshape(-1, 2)
     made, best_made = [], 0  # the documents made relevant, in order; how many of them at the best value
     while remaining:
-        check_time()  # O(n) moves of O(n + k) each: under a deadline (a warm start, tabu), checked per move
+        if expired():  # O(n) moves of O(n + k) each: under a deadline (a warm start, tabu) the path so far
+            break
         if arrays:  # problem.gain of each remaining document: a rank -1 reads the 0.0 appended to the weights
             gains = np.append(weights_better, 0.0)[ranks[:, 0]] - np.append(weights_worse, 0.0)[ranks[:, 1]]
             best = int(np.argmax(gains))  # ties: first in order of appearance
