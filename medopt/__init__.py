@@ -22,6 +22,11 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def __dir__():
+    """The module's names, the lazy ones included (they load on first use)."""
+    return sorted(set(globals()) | set(_LAZY))
+
+
 __all__ = ["med", "score", "difference_range", "score_range", "compare", "matrix", "to_trec_eval", "to_latex",
            "MED", "MEDRange", "judge_next", "RangeResult", "parse_metric", "MedResult", "Instance", "RelevanceLimit",
            "build_instance", "Grading", "MedoptError", "MetricSyntaxError", "InputFormatError", "InputFrameError",

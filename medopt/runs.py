@@ -25,7 +25,7 @@ from .io.frames import as_qrels, as_run, qrels_source
 from .io.passages import PassageRun, check_spans, read_passage_judgments, read_passage_run, read_spans
 from .io.reports import latex_text, trec_eval_text
 from .io.results import FORMATS, format_rows, mean, rows_frame, write_parquet, write_rows
-from .io.trec import Run, judged_topics, pair_topics, run_names, sort_topics, write_atomic
+from .io.trec import Run, judged_topics, pair_topics, run_names, sort_topics, tie_note, write_atomic
 from .result import verdict
 from .batch.tasks import companion_rows as companion_store_rows
 from .store import COLUMNS as MATRIX_COLUMNS, COMPANION_COLUMNS, RANGE_COLUMNS as MATRIX_RANGE_COLUMNS
@@ -108,6 +108,8 @@ def compare_rows(run_a, run_b, qrels=None, metrics=None, *, method: str = "auto"
     for side, only in zip(sides, (topics.only_a, topics.only_b)):
         if only:
             warn(f"{len(only)} topic(s) only in {side}, skipped: {' '.join(only[:10])}{' ...' if len(only) > 10 else ''}")
+    for note in filter(None, (tie_note(name, run.tied) for name, run in ((name_a, first), (name_b, second)))):
+        warn(note)
     common, notes = judged_topics(topics.common, judgments, qrels_source(qrels), judged_only=judged_only)
     for note in notes:
         warn(note)
@@ -314,6 +316,8 @@ def matrix_rows(runs, qrels=None, metrics=None, *, ranges: bool = False, jobs: i
         columns = _run_columns(runs, honour_rank, jobs)
         if len(columns) < 2:
             raise MedoptError("matrix needs at least two runs")
+        for note in filter(None, (tie_note(c.name, c.tied) for c in columns)):
+            warn(note)
         runset = load_runset(None, judgments, max_grade=max_grade, columns=columns)
         if len(set(runset.names)) != len(runset.names):
             raise MedoptError(f"two runs have the same name ({', '.join(runset.names)}): name them "

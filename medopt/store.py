@@ -34,7 +34,7 @@ import sqlite3
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from .errors import MedoptError
+from .errors import MedoptError, option
 from .io.paths import check_output_file
 from .io.trec import write_atomic
 
@@ -302,7 +302,7 @@ def export_format(output, fmt: str | None = None) -> str:
     fmt = fmt or {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".parquet": "parquet"}.get(
         Path(suffix).suffix, "")
     if fmt not in EXPORT_FORMATS:
-        raise MedoptError(f"{output}: cannot tell the format from the name; pass --format "
+        raise MedoptError(f"{output}: cannot tell the format from the name; pass {option('fmt', None)} "
                           f"({', '.join(EXPORT_FORMATS)})")
     return fmt
 

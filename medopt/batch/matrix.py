@@ -31,7 +31,7 @@ from ..errors import MedoptError, MedoptWarning
 from ..instance import RelevanceLimit, build_instance
 from ..io.passages import read_passage_judgments
 from ..io.paths import check_output_file
-from ..io.trec import file_sha256, judged_topics, read_qrels
+from ..io.trec import file_sha256, judged_topics, read_qrels, tie_note
 from ..metrics import parse_metric
 from ..store import ResultStore, check_store_file
 from .engines import make_engine, read_runs
@@ -255,6 +255,8 @@ def run_matrix(runs, metrics, *, qrels=None, store="medopt-matrix.sqlite", setti
         in_two = np.add.reduce([runset.has(i) for i in range(len(runset.names))]) >= 2
     else:
         columns = read_runs(list(runs), honour_rank=honour_rank, jobs=jobs)
+        for note in filter(None, (tie_note(c.name, c.tied) for c in columns)):
+            warn(note)
         runset = load_runset(None, judgments, max_grade=settings.max_grade, columns=columns)
         if len(set(runset.names)) != len(runset.names):
             raise MedoptError("two runs have the same name and file name; give each run a distinct file")

@@ -19,7 +19,7 @@ import threading
 import click
 
 from .. import methods
-from ..errors import MedoptError
+from ..errors import MedoptError, command_line
 from ..instance import RelevanceLimit
 
 DEFAULT_TIME_LIMIT = 60.0  # seconds per MED on the command line (exact methods); 0 or none: no limit
@@ -65,7 +65,8 @@ def _os_error(error: OSError):
 def one_line_errors(invoke, ctx):
     """Run a click invoke; every failure becomes one line on stderr and exit status 2 (1: a bug)."""
     try:
-        result = invoke(ctx)
+        with command_line():  # messages name options by their flags (errors.option)
+            result = invoke(ctx)
         sys.stdout.flush()  # a full disk or /dev/full shows here, not at exit
         return result
     except (click.ClickException, click.exceptions.Exit, click.Abort):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from ..batch import FAST_ROWS_PER_TASK, INSTANCE_ROWS_PER_TASK, Settings, run_matrix
+from ..errors import MedoptError
 from ..io.paths import check_output_file
 from ..plots import check_image_outputs, plot_heatmap
 from ..store import export_format, export_results
@@ -35,7 +36,9 @@ from .common import judged_only_option, main, method_options, metric_option, par
 @click.option("--chunk-size", type=click.IntRange(min=1), default=None,
               help="Rows per task (default: 4096 for the fast path, 4 for per-topic methods).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
-              help="When done, export the store here (.csv, .tsv, .jsonl or .parquet).")
+              help="When done, export the store here (.csv, .tsv, .jsonl or .parquet, or say --format).")
+@click.option("--format", "fmt", type=click.Choice(["csv", "tsv", "jsonl", "parquet"]), default=None,
+              help="The format of -o when its name does not tell it.")
 @click.option("--heatmap", type=click.Path(dir_okay=False), default=None,
               help="When done, draw the clustered heatmap of mean MED here (.png or .pdf).")
 @click.option("--honour-rank", is_flag=True, help="Order by the rank column instead of trec_eval's score order.")
@@ -46,7 +49,7 @@ from .common import judged_only_option, main, method_options, metric_option, par
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
 def matrix_command(runs, qrels, spans, metrics, method, solver, time_limit, max_grade, pad, residual, strategy, at_most,
                    at_least, jobs, engine, scheduler, store, resume, retry, judged_only, fast_path, chunk_size,
-                   output, heatmap, honour_rank, ranges, progress):
+                   output, fmt, heatmap, honour_rank, ranges, progress):
     """MED for every unordered pair of RUNS x every common topic x every metric, into a results store.
 
     Stop it at any time (Ctrl-C, SIGTERM, or kill): rerun with --resume and it completes the job.
@@ -56,8 +59,10 @@ def matrix_command(runs, qrels, spans, metrics, method, solver, time_limit, max_
     settings = Settings(method=method, solver=solver, time_limit=time_limit, max_grade=max_grade, pad=pad,
                         residual=residual, limits=tuple(parse_limits(at_most, at_least)),
                         strategy=None if strategy == "auto" else strategy, fast=fast_path, ranges=ranges)
+    if fmt is not None and not output:
+        raise MedoptError("--format is the format of -o: give -o FILE with it")
     if output:  # checked now: not after an hour of computing
-        export_format(output)
+        export_format(output, fmt)
         check_output_file(output, "-o")
     if heatmap:
         check_image_outputs([heatmap], "--heatmap")
@@ -72,7 +77,7 @@ def matrix_command(runs, qrels, spans, metrics, method, solver, time_limit, max_
                f"{len(report.runs)} runs, {len(report.metrics)} metric(s), {report.seconds:.2f} s -> {store}",
                err=True)
     if output:
-        count = export_results(store, output)
+        count = export_results(store, output, fmt)
         click.echo(f"medopt: wrote {count} rows to {output}", err=True)
     if heatmap:
         plot_heatmap(store, [heatmap])

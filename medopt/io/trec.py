@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from medopt.errors import InputFormatError, MedoptError
+from medopt.errors import InputFormatError, MedoptError, option
 
 _INT = re.compile(r"[+-]?[0-9]+")
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -39,6 +39,17 @@ class Run:
     name: str
     path: str
     rankings: dict[str, tuple[str, ...]]
+    tied: tuple[str, ...] = ()  # topics of two documents or more whose scores all tie (read by score)
+
+
+def tie_note(name: str, tied) -> str | None:
+    """The warning for a run whose every score ties in some topics (their order is then trec_eval's
+    tie-break alone, docid descending), or None: one line per run, naming how many topics."""
+    tied = sort_topics(tied)
+    if not tied:
+        return None
+    return (f"run {name}: every score ties in {len(tied)} topic(s) ({_some(tied, 5)}): trec_eval's tie-break "
+            "(docid descending) alone orders them")
 
 
 @dataclass
@@ -152,7 +163,9 @@ def read_run(path: str | os.PathLike, *, honour_rank: bool = False) -> Run:
         for topic, docs in seen.items()
     }
     name = next(iter(runids)) if len(runids) == 1 else _stem(path)
-    return Run(name=name, path=str(path), rankings=rankings)
+    tied = () if honour_rank else tuple(
+        topic for topic, docs in seen.items() if len(docs) > 1 and len({s for _, s, _ in docs.values()}) == 1)
+    return Run(name=name, path=str(path), rankings=rankings, tied=tied)
 
 
 def read_qrels(path: str | os.PathLike) -> dict[str, dict[str, int]]:
@@ -220,7 +233,7 @@ def judged_topics(topics, qrels: Mapping, qrels_path, *, judged_only: bool = Fal
     topics = sort_topics(topics)
     if qrels_path is None:
         if judged_only:
-            raise MedoptError("--judged-topics-only needs --qrels")
+            raise MedoptError(f"{option('judged_only')} needs {option('qrels', None)}")
         return topics, []
     judged = [t for t in topics if qrels.get(t)]
     missing = [t for t in topics if not qrels.get(t)]
@@ -233,15 +246,15 @@ def judged_topics(topics, qrels: Mapping, qrels_path, *, judged_only: bool = Fal
         problem = None
     if judged_only:
         if problem:
-            raise MedoptError(f"--judged-topics-only: {problem}")
-        notes = [f"--judged-topics-only: {len(missing)} of {len(topics)} topic(s) left out, not judged in "
+            raise MedoptError(f"{option('judged_only')}: {problem}")
+        notes = [f"{option('judged_only')}: {len(missing)} of {len(topics)} topic(s) left out, not judged in "
                  f"{qrels_path}: {_some(missing)}"] if missing else []
         return judged, notes
     if problem:
         return topics, [f"{problem}: every document counts as unjudged"]
     if missing:
         return topics, [f"{len(missing)} of {len(topics)} topic(s) have no judgments in {qrels_path} and count "
-                        f"with nothing judged: {_some(missing)}; --judged-topics-only leaves them out, as "
+                        f"with nothing judged: {_some(missing)}; {option('judged_only')} leaves them out, as "
                         "trec_eval does"]
     return topics, []
 
