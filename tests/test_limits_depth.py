@@ -97,8 +97,8 @@ def test_q_quick_blocks_bound_each_r_from_above_and_reach_the_largest(monkeypatc
     for seed in range(3):
         for case in random_instances(seed=500 + seed, count=25, max_grade=1 + seed, max_unjudged=12):
             name = metric if "@" not in metric else metric.split("@")[0] + f"@{case.k}"
-            instance = build_instance(name, case.a, case.b, case.judgments, max_grade=case.max_grade)
-            for direction in "ab":
+            for other, direction in itertools.product((case.b, ()), "ab"):  # () : a score range's empty list
+                instance = build_instance(name, case.a, other, case.judgments, max_grade=case.max_grade)
                 exact = exact_bounds(instance, direction, **options)
                 blocked = q_quick.bounds_by_r(instance, direction, **options)
                 assert blocked.keys() == exact.keys()

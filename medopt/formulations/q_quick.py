@@ -133,9 +133,9 @@ def bounds_by_r(instance, direction: str, *, beta: float | None = None, rel: int
     fixed_places = places(d for d, g in judged.items() if g >= rel and (d in rank_x or d in rank_y))
     free_places = places(unjudged)
 
-    def values(where, a, b):  # v_d per document (0 for a shared one and outside both lists)
+    def values(where, a, b):  # v_d per document (0 for a shared one and outside both lists): rank -1 reads a 0
         in_x, in_y = where
-        return np.where(in_x >= 0, a[in_x], 0.0) - np.where(in_y >= 0, b[in_y], 0.0)
+        return np.append(a, 0.0)[in_x] - np.append(b, 0.0)[in_y]
 
     def block(r_lo, r_hi):  # bound(R) or more for R = r_lo..r_hi
         a, b = a_at(r_hi), b_below(r_lo, r_hi)
