@@ -56,9 +56,9 @@ def deep_call(metric: str, time_limit: float, max_grade: int = 0) -> dict:
 @pytest.mark.parametrize("metric", ["AP", "AP@1000"])
 def test_map_at_systematic_review_depth_keeps_the_time_and_memory_limits(metric):
     """trec_eval's map (AP over every rank, and AP@1000) on a generated 1000-deep against 10,000-deep
-    pair, time_limit=1, MEDOPT_MEMORY_LIMIT_GB=1: it took 20-30 s and 5.6-5.8 GB (q_quick's bound per R
-    held a 10,000 x 10,000 matrix per direction, outside the deadline); now within T + 10% + 1 s and
-    under the limit, with a proven bound below the trivial one and above the value reached."""
+    pair, time_limit=1, MEDOPT_MEMORY_LIMIT_GB=1 (docs/limits.md#at-systematic-review-depth: q_quick's
+    bound per R held a 10,000 x 10,000 matrix per direction, outside the deadline): within T + 10% + 1 s
+    and under the limit, with a proven bound below the trivial one and above the value reached."""
     got = deep_call(metric, 1.0)
     assert got["seconds"] <= 1.0 * 1.1 + 1.0, got
     assert got["peak"] < LIMIT_GB * 2 ** 30, got
@@ -68,8 +68,8 @@ def test_map_at_systematic_review_depth_keeps_the_time_and_memory_limits(metric)
 
 def test_the_ndcg_profile_search_keeps_the_time_and_memory_limits():
     """nDCG@10 with a top grade of 300,000 (the profile search's G x (n + 1) cells fit in the limit, but
-    its loops over the grades ignored the deadline: a million grades on the examples' runs took 28 s
-    at time_limit=2): within T + 10% + 1 s, under the limit, by the profile search."""
+    its loops over the grades ignored the deadline): within T + 10% + 1 s, under the limit, by the
+    profile search."""
     got = deep_call("nDCG@10", 2.0, max_grade=300_000)
     assert got["seconds"] <= 2.0 * 1.1 + 1.0, got
     assert got["peak"] < LIMIT_GB * 2 ** 30, got
@@ -123,9 +123,9 @@ def covering_pairs(docs, key):
 
 
 def test_rank_dominance_gives_the_covering_pairs():
-    """The array version of the rank dominance (one pass per document, under the deadline: at 10,000
-    unjudged documents the Python double loop took 45 s outside it) gives exactly the covering pairs
-    of the order, each once, on random lists of every shape."""
+    """The array version of the rank dominance (one pass per document, under the deadline; the Python
+    double loop it replaces ignored it) gives exactly the covering pairs of the order, each once, on
+    random lists of every shape."""
     rng = random.Random(5)
     total = 0
     for _ in range(400):

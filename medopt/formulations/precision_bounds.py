@@ -29,7 +29,7 @@ def pair_weights(instance, direction, scales=(1.0, 1.0)) -> dict:
 
 
 # bytes per pair of unjudged documents that the roof dual of the quadratic form holds at its peak (the
-# pair arrays, the form and the network: 180-210 B measured on generated pairs, 2 M and 7.8 M pairs)
+# pair arrays, the form and the network; docs/limits.md#at-systematic-review-depth)
 ROOF_BYTES_PER_PAIR = 250
 
 

@@ -53,7 +53,7 @@ from .q_profiles import shared_ranks
 # documents' values sorted in all by one bounds_by_r when each R is its own block, at most (beyond it R
 # runs in blocks) ...
 EXACT_ENTRIES = 4_000_000
-# ... and by the halving of the blocks (a sort of n values each): 0.1-0.2 s at n = 10,000
+# ... and by the halving of the blocks (a sort of n values each): a bounded step, not under the deadline
 REFINE_ENTRIES = 4_000_000
 
 
@@ -163,8 +163,8 @@ def bounds_by_r(instance, direction: str, *, beta: float | None = None, rel: int
         bounds.update(zip(r.tolist(), found.tolist()))
         heapq.heappush(heap, (-float(np.max(found * scale(r))), r_lo, r_hi))
 
-    # the R left: halving the block of the largest bound until it is one R, within REFINE_ENTRIES (a few
-    # tenths of a second at most, so not under the deadline: the bound a stopped search reports)
+    # the R left: halving the block of the largest bound until it is one R, within REFINE_ENTRIES (bounded
+    # work, so not under the deadline: this is the bound a search stopped by it reports)
     push(first, r_last)
     while work + 2 * max(n, 1) <= REFINE_ENTRIES:
         _, r_lo, r_hi = heap[0]
