@@ -11,6 +11,7 @@ import json
 import random
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -163,3 +164,36 @@ def test_the_roof_duals_pairs_are_refused_past_the_memory_ceiling():
         constant, linear, first, second, weights, implies = formulation.quadratic_form(small, "a")
     assert len(first) == pair_count(small) and np.all(np.isfinite(weights))
     formulation.quadratic_form(large, "a", memo={})  # no ceiling: nothing refused
+
+
+def test_matrix_sends_a_profile_search_of_many_grades_through_the_time_limit(tmp_path, monkeypatch):
+    """matrix's fast path runs the profile search without a deadline: above FAST_PROFILE_GRADES grades
+    each topic goes through medopt.med (under --time-limit and the memory ceiling), below it the fast
+    path stays; both give the same rows (the threshold lowered to 3 here, G = 5)."""
+    from click.testing import CliRunner
+
+    from medopt.batch import matrix
+    from medopt.cli import main
+    from medopt.metrics import parse_metric
+    from medopt.store import ResultStore
+
+    ndcg = parse_metric("nDCG@5")
+    top = matrix.FAST_PROFILE_GRADES
+    assert matrix.resolve_method(ndcg, top, matrix.Settings(), {}) == ("ndcg-profiles", True)
+    assert matrix.resolve_method(ndcg, top + 1, matrix.Settings(), {}) == ("ndcg-profiles", False)
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    values = {}
+    for label, threshold in (("fast", top), ("per topic", 3)):
+        monkeypatch.setattr(matrix, "FAST_PROFILE_GRADES", threshold)
+        store = tmp_path / f"{threshold}.sqlite"
+        result = CliRunner().invoke(main, ["matrix", str(examples / "run.run0.txt"), str(examples / "run.run1.txt"),
+                                           "--qrels", str(examples / "qrels.txt"), "-m", "nDCG@5", "--max-grade", "5",
+                                           "--time-limit", "30", "--store", str(store), "-j", "1"])
+        assert result.exit_code == 0, result.output
+        values[label] = {row["topic"]: (row["value"], row["certified"], row["solver"])
+                         for row in ResultStore(store, write=False).rows()}
+    assert values["fast"].keys() == values["per topic"].keys() and len(values["fast"]) == 10
+    assert {solver for _, _, solver in values["fast"].values()} != {solver for _, _, solver in values["per topic"].values()}
+    for topic, (value, certified, _) in values["fast"].items():
+        assert certified and values["per topic"][topic][1], topic
+        assert values["per topic"][topic][0] == pytest.approx(value, abs=1e-9), topic

@@ -57,6 +57,11 @@ class Plan:
 # planning
 
 
+# the fast path's profile search runs without a deadline or the memory ceiling, its loops over the grades
+# for a whole block of topics: above this many grades each topic goes through medopt.med, under both
+FAST_PROFILE_GRADES = 10_000
+
+
 def resolve_method(metric, max_grade: int, settings: Settings, cache: dict) -> tuple[str, bool]:
     """The method ``medopt.med`` would use for this metric and top grade, and whether the fast path applies."""
     key = (str(metric), max_grade)
@@ -72,7 +77,7 @@ def resolve_method(metric, max_grade: int, settings: Settings, cache: dict) -> t
             method != "closed-form" or methods.is_dot_product(metric)) and (
             method != "alg1" or metric.cutoff is not None) and (not settings.ranges or method in RANGE_KERNELS)
         fast = (settings.fast and applies and settings.pad == "none" and not settings.residual
-                and not settings.limits)
+                and not settings.limits and (method != "ndcg-profiles" or max_grade <= FAST_PROFILE_GRADES))
         cache[key] = (method, fast)
     return cache[key]
 
