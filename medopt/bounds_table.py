@@ -20,7 +20,7 @@ from . import api
 from .batch import unique_metrics
 from .errors import MedoptError, MedoptWarning
 from .io.results import mean
-from .io.trec import judged_topics, read_qrels, read_run, run_names
+from .io.trec import judged_topics, read_qrels, read_run, run_names, tie_note
 
 BOUNDS_COLUMNS = ("run", "topic", "metric", "low", "high", "trec_eval", "low_certified", "high_certified",
                   "method", "seconds")
@@ -71,6 +71,8 @@ def score_bounds(runs: Sequence, metrics: Sequence, qrels=None, *, judged_only: 
     read = [read_run(path, honour_rank=honour_rank) for path in runs]
     judgments = read_qrels(qrels) if qrels else {}
     names = run_names(*read)
+    for note in filter(None, (tie_note(name, run.tied) for name, run in zip(names, read))):
+        warn(note)
     every = {topic for run in read for topic in run.rankings}
     chosen, notes = judged_topics(every, judgments, qrels, judged_only=judged_only)
     for note in notes:

@@ -97,6 +97,9 @@ def test_one_warning_per_run_whose_scores_tie(tmp_path):
     result = run("matrix", a, b, "-m", "P@3", "--store", tmp_path / "s.sqlite")
     assert result.exit_code == 0, result.output
     assert result.output.count("every score ties") == 1
+    result = run("bounds", a, b, "-m", "P@3")
+    assert result.exit_code == 0, result.output
+    assert result.output.count("every score ties") == 1
 
 
 def test_matrix_output_suggests_an_option_it_has(tmp_path):
