@@ -53,8 +53,10 @@ from .q_profiles import shared_ranks
 # documents' values sorted in all by one bounds_by_r when each R is its own block, at most (beyond it R
 # runs in blocks) ...
 EXACT_ENTRIES = 4_000_000
-# ... and by the halving of the blocks (a sort of n values each): a bounded step, not under the deadline
+# ... and by the halving of the blocks (a sort of n values each), at most; past the deadline at most
+# PAST_DEADLINE of them (a bounded step: the bound a search stopped at its deadline reports)
 REFINE_ENTRIES = 4_000_000
+PAST_DEADLINE = 500_000
 
 
 def bounds_by_r(instance, direction: str, *, beta: float | None = None, rel: int | None = None,
@@ -72,8 +74,8 @@ def bounds_by_r(instance, direction: str, *, beta: float | None = None, rel: int
     R alone stays within EXACT_ENTRIES sorted values, each R is a block, bound(R) itself, until the
     deadline (limits.expired).  The R left form one block, and the block with the largest bound
     (times ``weight(R)``, an array of R -> the caller's scale of bound(R): default 1) is halved
-    until it is one R or the work passes REFINE_ENTRIES: the largest bound(R) comes out exact in a
-    few dozen sorts where the blocks' bounds fall away from it."""
+    until it is one R or the work passes REFINE_ENTRIES (PAST_DEADLINE once the deadline has
+    passed): the largest bound(R) comes out exact where the blocks' bounds fall away from it."""
     metric, grading = instance.metric, instance.grading
     beta = metric.p("beta") if beta is None else beta
     rel = metric.p("rel") if rel is None else rel
@@ -140,7 +142,10 @@ def bounds_by_r(instance, direction: str, *, beta: float | None = None, rel: int
     def block(r_lo, r_hi):  # bound(R) or more for R = r_lo..r_hi
         a, b = a_at(r_hi), b_below(r_lo, r_hi)
         fixed = float(values(fixed_places, a, b).sum())
-        best_first = -np.sort(-values(free_places, a, b))
+        free, count = values(free_places, a, b), max(r_hi - judged_relevant, 0)  # the block needs the count largest
+        if count < len(free):
+            free = np.partition(free, len(free) - count)[len(free) - count:] if count else free[:0]
+        best_first = -np.sort(-free)
         prefix = np.concatenate(([0.0], np.cumsum(best_first)))
         r = np.arange(r_lo, r_hi + 1)
         return r, (fixed + prefix[r - judged_relevant]) / r
@@ -163,10 +168,10 @@ def bounds_by_r(instance, direction: str, *, beta: float | None = None, rel: int
         bounds.update(zip(r.tolist(), found.tolist()))
         heapq.heappush(heap, (-float(np.max(found * scale(r))), r_lo, r_hi))
 
-    # the R left: halving the block of the largest bound until it is one R, within REFINE_ENTRIES (bounded
-    # work, so not under the deadline: this is the bound a search stopped by it reports)
+    # the R left: halving the block of the largest bound until it is one R, within REFINE_ENTRIES, and
+    # within PAST_DEADLINE once the deadline has passed (bounded work: the bound a stopped search reports)
     push(first, r_last)
-    while work + 2 * max(n, 1) <= REFINE_ENTRIES:
+    while work + 2 * max(n, 1) <= (REFINE_ENTRIES if not expired() else min(PAST_DEADLINE, REFINE_ENTRIES)):
         _, r_lo, r_hi = heap[0]
         if r_lo == r_hi:  # its bound is bound(R) itself: no other block's halves can reach above it
             break
