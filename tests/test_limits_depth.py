@@ -27,44 +27,58 @@ DEEP_CALL = """
 import json, resource, sys, time
 import medopt
 from medopt.generate import generate_qrels, generate_runs
-metric, time_limit, max_grade = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
+metric, time_limit, max_grade, method = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 runs = generate_runs(2, 1, 10_000, seed=7, similarity=0.6)
 a, b = runs["run0"]["401"][:1000], runs["run1"]["401"]  # 1000 deep against 10,000 deep
 judged = generate_qrels({"a": {"401": a}, "b": {"401": b}}, seed=3, pool_depth=100)["401"]
 medopt.med(metric, a[:20], b[:20], judged)  # the models and solvers imported
 started = time.perf_counter()
-result = medopt.med(metric, a, b, judged, time_limit=time_limit, max_grade=max_grade or None)
+if method == "range":  # both ends of the difference range
+    result = medopt.difference_range(metric, a, b, judged, time_limit=time_limit, max_grade=max_grade or None)
+    value, bound = max(result.high, -result.low), max(result.high_bound, -result.low_bound)
+else:
+    result = medopt.med(metric, a, b, judged, time_limit=time_limit, max_grade=max_grade or None, method=method)
+    value, bound = result.value, result.upper_bound
 seconds = time.perf_counter() - started
 print(json.dumps({"seconds": seconds, "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-                  "value": result.value, "bound": result.upper_bound, "certified": result.certified,
+                  "value": value, "bound": bound, "certified": result.certified,
                   "status": result.status, "method": result.method}))
 """
 
 
-def deep_call(metric: str, time_limit: float, max_grade: int = 0) -> dict:
+def deep_call(metric: str, time_limit: float, max_grade: int = 0, method: str = "auto") -> dict:
     """The call in a fresh interpreter under a memory limit of LIMIT_GB, after a small call of the same
     metric has imported the models (the first call's imports count against its limit too:
     tests/test_limits.py times that on its own): its seconds (counted from the call, as time_limit
     is) and the process's peak resident set."""
     env = {"MEDOPT_MEMORY_LIMIT_GB": str(LIMIT_GB), "PATH": "/usr/bin:/bin",
            "PYTHONPATH": ":".join(p for p in sys.path if p)}
-    out = subprocess.run([sys.executable, "-c", DEEP_CALL, metric, str(time_limit), str(max_grade)],
+    out = subprocess.run([sys.executable, "-c", DEEP_CALL, metric, str(time_limit), str(max_grade), method],
                          capture_output=True, text=True, timeout=600, env=env)
     assert out.returncode == 0, out.stderr[-3000:]
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("metric", ["AP", "AP@1000"])
-def test_map_at_systematic_review_depth_keeps_the_time_and_memory_limits(metric):
+@pytest.mark.parametrize("metric, method", [("AP", "auto"), ("AP@1000", "auto"), ("AP", "range")])
+def test_map_at_systematic_review_depth_keeps_the_time_and_memory_limits(metric, method):
     """trec_eval's map (AP over every rank, and AP@1000) on a generated 1000-deep against 10,000-deep
     pair, time_limit=1, MEDOPT_MEMORY_LIMIT_GB=1 (docs/limits.md#at-systematic-review-depth: q_quick's
     bound per R held a 10,000 x 10,000 matrix per direction, outside the deadline): within T + 10% + 1 s
-    and under the limit, with a proven bound below the trivial one and above the value reached."""
-    got = deep_call(metric, 1.0)
+    and under the limit, with a proven bound below the trivial one and above the value reached (the MED,
+    or with ``range`` the larger end of the difference range)."""
+    got = deep_call(metric, 1.0, method=method)
     assert got["seconds"] <= 1.0 * 1.1 + 1.0, got
     assert got["peak"] < LIMIT_GB * 2 ** 30, got
     assert got["value"] <= got["bound"] + 1e-12 and got["bound"] < 1.0, got
     assert got["certified"] is False or got["bound"] - got["value"] <= 1e-6, got
+
+
+def test_the_greedy_keeps_the_time_limit_at_depth():
+    """Moffat's greedy (a warm start, and a method) took no time limit, and its path at depth 10,000 is
+    long; now each direction stops at its share of the limit."""
+    got = deep_call("AP", 1.0, method="greedy")
+    assert got["seconds"] <= 1.0 * 1.1 + 1.0, got
+    assert got["peak"] < LIMIT_GB * 2 ** 30 and 0 < got["value"] <= got["bound"], got
 
 
 def test_the_ndcg_profile_search_keeps_the_time_and_memory_limits():
