@@ -125,6 +125,12 @@ def test_messages_name_the_keyword_in_python_and_the_flag_on_the_command_line(tm
     assert "--" not in str(error.value)
     with command_line(), pytest.raises(MedoptError, match="--judged-topics-only needs --qrels"):
         judged_topics(["401"], {}, None, judged_only=True)
+    from medopt.batch.matrix import Settings
+    from medopt.batch.passageset import check_character_settings
+    with pytest.raises(MedoptError, match=r"takes no solver=\.\.\., max_grade=\.\.\. "):
+        check_character_settings(Settings(solver="highs", max_grade=3))
+    with command_line(), pytest.raises(MedoptError, match="takes no --solver, --max-grade "):
+        check_character_settings(Settings(solver="highs", max_grade=3))
     store = tmp_path / "s.sqlite"
     assert run("matrix", RUNS[0], RUNS[1], "--qrels", QRELS, "-m", "P@10", "--store", store).exit_code == 0
     from medopt.store import export_results
