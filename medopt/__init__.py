@@ -39,7 +39,8 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted({*globals(), *__all__})
+    """The module's names, the lazy ones included (they load on first use)."""
+    return sorted(set(globals()) | set(_LAZY) | set(__all__))
 
 
 __all__ = ["med", "score", "difference_range", "score_range", "compare", "matrix", "to_trec_eval", "to_latex",

@@ -20,7 +20,7 @@ from . import api
 from .batch import unique_metrics
 from .errors import MedoptError, MedoptWarning
 from .io.results import mean
-from .io.trec import mean_topics, read_qrels, read_run, read_topic_choice, run_names
+from .io.trec import mean_topics, read_qrels, read_run, read_topic_choice, run_names, tie_note
 from .metrics import PER_TOPIC, judged_at, parse_metric, resolve_max_grade
 
 BOUNDS_COLUMNS = ("run", "topic", "metric", "low", "high", "trec_eval", "judged", "low_certified",
@@ -78,6 +78,8 @@ def score_bounds(runs: Sequence, metrics: Sequence, qrels=None, *, complete: boo
     read = [read_run(path, honour_rank=honour_rank) for path in runs]
     judgments = read_qrels(qrels) if qrels else {}
     names = [given or own for given, own in zip(names or [None] * len(read), run_names(*read))]
+    for note in filter(None, (tie_note(name, run.tied) for name, run in zip(names, read))):
+        warn(note)
     every = {topic for run in read for topic in run.rankings}
     chosen, notes = mean_topics(every, judgments, qrels, complete=complete, chosen=read_topic_choice(topics))
     for note in notes:

@@ -8,6 +8,33 @@ tasks): each pickles with its message and attributes whatever its constructor ta
 from __future__ import annotations
 
 from contextlib import contextmanager
+from contextvars import ContextVar
+
+# How a message names an option (``option``): the command line's flag for the Python keyword.  Library
+# code words its warnings and errors with option(keyword); the command line runs each command inside
+# ``command_line()``, and everywhere else (the Python API) the keyword is named.
+FLAGS = {"complete": "-c", "fmt": "--format", "limits": "--at-most/--at-least"}
+_COMMAND_LINE: ContextVar[bool] = ContextVar("medopt_command_line", default=False)
+
+
+def option(keyword: str, value=True) -> str:
+    """The option ``keyword`` as the caller gave it: its flag on the command line (FLAGS, else the
+    keyword with dashes: ``max_grade`` is ``--max-grade``; with ``value`` when that is neither True nor
+    None), ``keyword=value`` in Python (``keyword=...`` for None)."""
+    if _COMMAND_LINE.get():
+        flag = FLAGS.get(keyword, "--" + keyword.replace("_", "-"))
+        return flag if value is True or value is None else f"{flag} {value}"
+    return f"{keyword}=..." if value is None else f"{keyword}={value!r}"
+
+
+@contextmanager
+def command_line():
+    """Messages made in the body name options by their command-line flags (option)."""
+    token = _COMMAND_LINE.set(True)
+    try:
+        yield
+    finally:
+        _COMMAND_LINE.reset(token)
 
 
 def _rebuild(kind, args, state):

@@ -18,7 +18,9 @@ stopped once the process's resident set passes the ceiling, ``STOP_SHARE`` of th
 whatever the process held beyond a fresh one's ``FRESH_PROCESS`` when the computation began, so a
 large notebook session is not stopped at once).  From then on the computation is out of time
 (``expired``, ``check_time``, ``remaining`` = 0): it stops as at its time limit, with the best
-assignment found and the bound proven so far, never certified by the stop.
+assignment found and the bound proven so far, never certified by the stop.  A step without a
+solver whose arrays can be predicted (the roof dual's pairs) asks first: ``check_room(bytes)``
+raises :class:`OutOfRoom`, an OutOfTime, when they would not fit under the ceiling.
 """
 
 from __future__ import annotations
@@ -93,6 +95,26 @@ def over_memory() -> bool:
     return state[1]
 
 
+def room() -> int | None:
+    """Bytes the process may still take before the current ceiling (None: no ceiling)."""
+    state = _CEILING.get()
+    return None if state is None else state[0] - process_rss()
+
+
+SMALL_STEP = 64 * 2 ** 20  # a step predicted to take less than this is never refused (check_room)
+
+
+def check_room(need: int) -> None:
+    """Raise OutOfRoom when ``need`` more bytes would take the process past the current ceiling: for a
+    step whose arrays are predicted, before they are built.  Nothing is refused without a ceiling,
+    nor a step under SMALL_STEP (the ceiling's watch while solving covers those)."""
+    if need <= SMALL_STEP:
+        return
+    left = room()
+    if left is not None and need > left:
+        raise OutOfRoom
+
+
 def memory_crossed() -> bool:
     """Whether a solve of the current computation was stopped at the ceiling (no RSS read)."""
     state = _CEILING.get()
@@ -101,6 +123,12 @@ def memory_crossed() -> bool:
 
 class OutOfTime(Exception):
     """The deadline of the current computation has passed (check_time)."""
+
+
+class OutOfRoom(OutOfTime):
+    """A step's predicted arrays would pass the memory ceiling (check_room): the step is not taken, and
+    what it was part of stops as at its deadline (the ceiling itself is not marked as crossed, so
+    the rest of the computation goes on)."""
 
 
 def deadline_after(time_limit: float | None) -> float | None:

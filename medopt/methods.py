@@ -33,9 +33,9 @@ from .passages import PassageInstance
 from .metrics import Metric
 from .result import MedResult, RangeResult
 
-# accepted by every method: the exact solver, enumeration, tabu, tc-err and greedy-pairs honour it (each
-# stops when it is up and returns the best found, uncertified); the closed forms, Alg. 1 and greedy take
-# no time worth limiting (greedy at depth 1000: half a second)
+# accepted by every method: the exact solver, enumeration, the nDCG profile search, greedy, tabu, tc-err
+# and greedy-pairs honour it (each stops when it is up and returns the best found, uncertified); the
+# closed forms and Alg. 1 take no time worth limiting
 ACCEPTED_BY_ALL = ("time_limit",)
 
 
@@ -110,9 +110,9 @@ REGISTRY: dict[str, Method] = {m.name: m for m in (
     Method("alg1", lambda instance, **_: alg1(instance), computes=family_in("nDCG"),
            exact_on=lambda instance: instance.max_grade == 1, accepts=no_limits, warm_start=True,
            summary="Moffat's Algorithm 1 (exact for binary judgments; graded: a lower bound)"),
-    Method("ndcg-profiles", lambda instance, **_: ndcg_profiles(instance), computes=family_in("nDCG"),
-           exact_on=lambda instance: True, accepts=no_limits_and_fits,
-           ranges=lambda instance, **_: ndcg_profiles_range(instance),
+    Method("ndcg-profiles", lambda instance, **kw: ndcg_profiles(instance, **kw), computes=family_in("nDCG"),
+           exact_on=lambda instance: True, accepts=no_limits_and_fits, options=("time_limit",),
+           ranges=lambda instance, **kw: ndcg_profiles_range(instance, **kw),
            summary="every ideal profile of nDCG, each with its rearrangement, searched as arrays (exact, any G)"),
     Method("exact", lambda instance, **kw: _exact(instance, **kw),
            computes=has_formulation, exact_on=lambda instance: True,
@@ -122,8 +122,8 @@ REGISTRY: dict[str, Method] = {m.name: m for m in (
            exact_on=lambda instance: True, options=("max_assignments", "time_limit"),
            ranges=lambda instance, **kw: enumerate_range(instance, **kw),
            summary=f"brute force over all (G+1)^n assignments; refuses above {DEFAULT_MAX_ASSIGNMENTS:,}"),
-    Method("greedy", lambda instance, **_: greedy(instance), computes=family_in("AP"),
-           exact_on=lambda instance: False, accepts=no_limits, warm_start=True,
+    Method("greedy", lambda instance, **kw: greedy(instance, **kw), computes=family_in("AP"),
+           exact_on=lambda instance: False, accepts=no_limits, warm_start=True, options=("time_limit",),
            summary="Moffat's eq. 13 greedy (a lower bound)"),
     Method("greedy-pairs", lambda instance, **kw: greedy_pairs(instance, **kw), computes=family_in("AP"),
            exact_on=lambda instance: False, accepts=no_limits, options=("time_limit",),

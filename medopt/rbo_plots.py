@@ -71,8 +71,13 @@ def plot_rbo(runs, qrels, outputs, *, metric: str = "RBP(p=0.9)", rbo: str = "RB
     _save(figure, outputs, inputs=[runs, qrels])
 
 
-def med_label(metric: str) -> str:
-    return str(parse_metric(metric))
+def med_label(metric: str, cutoff: int | None = None) -> str:
+    """The metric as medopt writes it; with ``cutoff``, a metric given without its cutoff (the depths
+    plot supplies one per depth), written without it."""
+    if cutoff is None:
+        return str(parse_metric(metric))
+    text, tail = str(parse_metric(f"{metric}@{cutoff}")), f"@{cutoff}"
+    return text[:-len(tail)] if text.endswith(tail) else text
 
 
 def depth_points(runs, qrels=None, metric: str = "SDCG", depths=(5, 20, 100), *, jobs: int | None = 1) -> dict:
@@ -99,7 +104,7 @@ def plot_depths(runs, qrels, outputs, *, metric: str = "SDCG", depths=(5, 20, 10
         raise MedoptError("no pair of runs shares a topic: nothing to draw")
     x = np.array([means[reference][p] for p in pairs])
     figure, axes, key = labelled_figure(len(pairs), len(others))
-    label = str(parse_metric(f"{metric}@{reference}")).rsplit("@", 1)[0]  # (a family such as SDCG needs its cutoff)
+    label = med_label(metric, reference)
     points = []
     for axis, k in zip(axes, others):
         y = np.array([means[k][p] for p in pairs])

@@ -22,7 +22,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
+
 from .instance import Instance
+from .limits import check_time
 from .metrics.base import Reduction, declared_reductions
 
 
@@ -86,15 +89,32 @@ def dominance_keys(docs, better, worse) -> dict:
 
 def rank_dominance(docs, key: dict) -> tuple:
     """Covering pairs (d, e) of the order: d above or level with e in the better list and
-    below or level with e in the worse one.  The rest follows by transitivity.  O(n^2)."""
+    below or level with e in the worse one.  The rest follows by transitivity.  O(n^2), one
+    array pass per document (and a deadline check: limits.check_time)."""
+    docs = list(docs)
+    if not docs:
+        return ()
+    better = np.array([key[d][0] for d in docs], dtype=np.int64)
+    worse = np.array([key[d][1] for d in docs], dtype=np.int64)
+    # nearest to e in the better list first: by better rank descending, then worse rank ascending
+    # (no two documents share both ranks, and the order within docs breaks no tie)
+    order = np.lexsort((worse, -better))
+    better_sorted, worse_sorted = better[order], worse[order]
+    ascending = better_sorted[::-1]
     pairs = []
-    for e in docs:
-        better_e, worse_e = key[e]
-        dominators = [d for d in docs if d != e and key[d][0] <= better_e and key[d][1] >= worse_e]
-        dominators.sort(key=lambda d: (-key[d][0], key[d][1]))  # nearest to e in the better list first
-        lowest = None
-        for d in dominators:
-            if lowest is None or key[d][1] < lowest:  # nothing found so far lies between d and e
-                pairs.append((d, e))
-                lowest = key[d][1]
+    for position, e in enumerate(docs):
+        check_time()
+        better_e, worse_e = better[position], worse[position]
+        # the dominators' candidates: better rank <= e's, a suffix of the order
+        first = len(docs) - int(np.searchsorted(ascending, better_e, side="right"))
+        candidates = order[first:]
+        below = worse_sorted[first:]
+        keep = (below >= worse_e) & (candidates != position)
+        candidates, below = candidates[keep], below[keep]
+        if candidates.size == 0:
+            continue
+        # a dominator covers e when nothing found before it lies between it and e: a new lowest worse rank
+        lowest = np.minimum.accumulate(below)
+        covering = np.concatenate(([True], below[1:] < lowest[:-1]))
+        pairs.extend((docs[d], e) for d in candidates[covering].tolist())
     return tuple(pairs)

@@ -27,7 +27,7 @@ from .io.frames import as_qrels, as_run, qrels_source
 from .io.passages import PassageRun, check_spans, read_passage_judgments, read_passage_run, read_spans
 from .io.reports import latex_text, trec_eval_text
 from .io.results import FORMATS, format_rows, mean, rows_frame, write_parquet, write_rows
-from .io.trec import Run, mean_topics, pair_topics, read_topic_choice, run_names, sort_topics, write_atomic
+from .io.trec import Run, mean_topics, pair_topics, read_topic_choice, run_names, sort_topics, tie_note, write_atomic
 from .metrics import PER_TOPIC, judged_at, parse_metric, resolve_max_grade
 from .result import exact_mean, exact_value, mean_range
 from .batch.tasks import companion_rows as companion_store_rows
@@ -117,6 +117,8 @@ def compare_rows(run_a, run_b, qrels=None, metrics=None, *, method: str = "auto"
     for side, only in zip(sides, (pair.only_a, pair.only_b)):
         if only and not complete:
             warn(f"{len(only)} topic(s) only in {side}, skipped: {' '.join(only[:10])}{' ...' if len(only) > 10 else ''}")
+    for note in filter(None, (tie_note(name, run.tied) for name, run in ((name_a, first), (name_b, second)))):
+        warn(note)
     common, notes = mean_topics(pair.common, judgments, qrels_source(qrels), complete=complete,
                                 chosen=read_topic_choice(topics))
     for note in notes:
@@ -376,6 +378,8 @@ def matrix_rows(runs, qrels=None, metrics=None, *, ranges: bool = False, jobs: i
         columns = _run_columns(runs, honour_rank, jobs)
         if len(columns) < 2:
             raise MedoptError("matrix needs at least two runs")
+        for note in filter(None, (tie_note(c.name, c.tied) for c in columns)):
+            warn(note)
         extra = [t for t, judged in judgments.items() if judged] if complete else ()
         runset = load_runset(None, judgments, max_grade=max_grade, columns=columns, extra_topics=extra)
         if len(set(runset.names)) != len(runset.names):

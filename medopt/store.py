@@ -47,7 +47,7 @@ import urllib.parse
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from .errors import MedoptError
+from .errors import MedoptError, option
 from .io.output import check_output, csv_lines, output_file, store_files
 from .io.trec import write_atomic
 from .provenance import Input, Review, identify, match_inputs, one_method, refuse_review  # noqa: F401 (the API)
@@ -535,7 +535,7 @@ def export_format(output, fmt: str | None = None) -> str:
     fmt = fmt or {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".parquet": "parquet"}.get(
         Path(suffix).suffix, "")
     if fmt not in EXPORT_FORMATS:
-        raise MedoptError(f"{output}: cannot tell the format from the name; pass --format "
+        raise MedoptError(f"{output}: cannot tell the format from the name; pass {option('fmt', None)} "
                           f"({', '.join(EXPORT_FORMATS)})")
     return fmt
 

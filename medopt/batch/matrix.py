@@ -32,7 +32,7 @@ from ..instance import RelevanceLimit, build_instance
 from ..io.passages import read_passage_judgments
 from ..io.paths import check_output_file
 from .summary import pair_summary
-from ..io.trec import file_sha256, mean_topics, read_qrels, read_topic_choice
+from ..io.trec import file_sha256, mean_topics, read_qrels, read_topic_choice, tie_note
 from ..metrics import parse_metric
 from ..store import ResultStore, check_store_file, identify, refuse_review, remove_if_unused
 from .engines import make_engine, read_runs
@@ -58,6 +58,11 @@ class Plan:
 # planning
 
 
+# the fast path's profile search runs without a deadline or the memory ceiling, its loops over the grades
+# for a whole block of topics: above this many grades each topic goes through medopt.med, under both
+FAST_PROFILE_GRADES = 10_000
+
+
 def resolve_method(metric, max_grade: int, settings: Settings, cache: dict) -> tuple[str, bool]:
     """The method ``medopt.med`` would use for this metric and top grade, and whether the fast path applies."""
     key = (str(metric), max_grade)
@@ -73,7 +78,7 @@ def resolve_method(metric, max_grade: int, settings: Settings, cache: dict) -> t
             method != "closed-form" or methods.is_dot_product(metric)) and (
             method != "alg1" or metric.cutoff is not None) and (not settings.ranges or method in RANGE_KERNELS)
         fast = (settings.fast and applies and settings.pad == "none" and not settings.residual
-                and not settings.limits)
+                and not settings.limits and (method != "ndcg-profiles" or max_grade <= FAST_PROFILE_GRADES))
         cache[key] = (method, fast)
     return cache[key]
 
@@ -290,6 +295,8 @@ def run_matrix(runs, metrics, *, qrels=None, store="medopt-matrix.sqlite", setti
         in_two = np.add.reduce([runset.has(i) for i in range(len(runset.names))]) >= 2
     else:
         columns = read_runs(list(runs), honour_rank=honour_rank, jobs=jobs)
+        for note in filter(None, (tie_note(c.name, c.tied) for c in columns)):
+            warn(note)
         extra = [t for t, judged in judgments.items() if judged] if complete else ()
         runset = load_runset(None, judgments, max_grade=settings.max_grade, columns=columns, extra_topics=extra)
         runset.names = [given or own for given, own in zip(names or [None] * len(runset.names), runset.names)]

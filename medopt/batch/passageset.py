@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import api
-from ..errors import MedoptError
+from ..errors import MedoptError, option
 from ..io.passages import read_passage_run
 from ..io.trec import sort_topics
 from ..metrics import parse_metric
@@ -74,16 +74,18 @@ def character_job(metrics: list, companions: list, spans) -> bool:
         raise MedoptError(f"{', '.join(characters)} scores passage runs: a matrix job computes it alone, not with "
                           f"{others} (run those in a job of their own, on document runs)")
     if spans is not None and not characters:
-        raise MedoptError(f"--spans goes with passage metrics (U(L=..)), not {', '.join(documents) or 'none'}")
+        raise MedoptError(f"{option('spans', None)} goes with passage metrics (U(L=..)), not "
+                          f"{', '.join(documents) or 'none'}")
     return bool(characters)
 
 
 def check_character_settings(settings: Settings) -> None:
     """Refuse the options of the document methods (U: binary characters, the closed form)."""
-    given = [name for name, value in (("--solver", settings.solver), ("--max-grade", settings.max_grade),
-                                      ("--pad", None if settings.pad == "none" else settings.pad),
-                                      ("--residual", settings.residual or None), ("--at-most/--at-least",
-                                       settings.limits or None), ("--strategy", settings.strategy)) if value]
+    given = [option(name, None) for name, value in (
+        ("solver", settings.solver), ("max_grade", settings.max_grade), ("pad", None if settings.pad == "none" else
+                                                                          settings.pad),
+        ("residual", settings.residual or None), ("limits", settings.limits or None), ("strategy", settings.strategy))
+        if value]
     if given:
         raise MedoptError(f"U(L=..) takes no {', '.join(given)} (SPEC 8: binary characters; the closed form)")
     if settings.method not in ("auto", "closed-form"):

@@ -41,6 +41,7 @@ class RunColumns:
     docs: np.ndarray      # local docid strings (bytes array)
     topic_of: np.ndarray  # local topic code of each entry
     doc_of: np.ndarray    # local doc code of each entry
+    tied: tuple = ()      # topics whose scores all tie (io.trec.Run.tied)
 
 
 def _blocks(chunks):
@@ -139,7 +140,20 @@ def _parse_quickly(path, honour_rank: bool) -> RunColumns | None:
         topic, doc = topic[order], doc[order]
     runids = np.unique(runids)
     name = runids[0].decode() if len(runids) == 1 else _stem(path)
-    return RunColumns(name, str(path), topics, docs, topic, doc)
+    return RunColumns(name, str(path), topics, docs, topic, doc, () if honour_rank else _tied(topics, head_code, heads,
+                                                                                           score))
+
+
+def _tied(topics: np.ndarray, head_code: np.ndarray, heads: np.ndarray, score: np.ndarray) -> tuple:
+    """Topics of two entries or more whose scores all tie (io.trec.Run.tied), from the file's runs of lines
+    (``heads``: where each starts, ``head_code``: its topic code)."""
+    code = np.repeat(head_code.reshape(-1), np.diff(np.append(heads, len(score))))
+    count = np.bincount(code, minlength=len(topics))
+    low = np.full(len(topics), np.inf)
+    high = np.full(len(topics), -np.inf)
+    np.minimum.at(low, code, score)
+    np.maximum.at(high, code, score)
+    return tuple(t.decode() for t in topics[(count > 1) & (low == high)])
 
 
 def read_run_columns(path, *, honour_rank: bool = False) -> RunColumns:
@@ -148,7 +162,7 @@ def read_run_columns(path, *, honour_rank: bool = False) -> RunColumns:
     if quick is not None:
         return quick
     run = read_run(path, honour_rank=honour_rank)  # raises the reader's error, naming the line
-    return columns_from_rankings(run.name, run.rankings, path=run.path)
+    return columns_from_rankings(run.name, run.rankings, path=run.path, tied=run.tied)
 
 
 def _encoded(texts) -> np.ndarray:
@@ -157,7 +171,7 @@ def _encoded(texts) -> np.ndarray:
     return np.array([t.encode("utf-8") for t in texts], dtype=bytes) if texts else np.array([], dtype="S1")
 
 
-def columns_from_rankings(name: str, rankings: dict, *, path: str = "") -> RunColumns:
+def columns_from_rankings(name: str, rankings: dict, *, path: str = "", tied: tuple = ()) -> RunColumns:
     """A run given as topic -> docids (best first), for runs built in Python rather than read."""
     topics, doc_index, topic_of, doc_of = list(rankings), {}, [], []
     for code, topic in enumerate(topics):
@@ -165,7 +179,7 @@ def columns_from_rankings(name: str, rankings: dict, *, path: str = "") -> RunCo
         topic_of.extend([code] * len(ranking))
         doc_of.extend(doc_index.setdefault(d, len(doc_index)) for d in ranking)
     return RunColumns(name, path or name, _encoded(topics), _encoded(list(doc_index)),
-                      np.array(topic_of, np.int64), np.array(doc_of, np.int64))
+                      np.array(topic_of, np.int64), np.array(doc_of, np.int64), tuple(tied))
 
 
 @dataclass

@@ -18,7 +18,7 @@ import sys
 import click
 
 from .. import methods
-from ..errors import MedoptError
+from ..errors import MedoptError, command_line
 from ..instance import RelevanceLimit
 from ..metrics import PER_TOPIC
 from . import signals
@@ -75,7 +75,8 @@ def one_line_errors(invoke, ctx):
     if sys.stdout is None:
         sys.stdout = _ClosedStdout()
     try:
-        result = invoke(ctx)
+        with command_line():  # messages name options by their flags (errors.option)
+            result = invoke(ctx)
         sys.stdout.flush()  # a full disk or /dev/full shows here, not at exit
         return result
     except (click.ClickException, click.exceptions.Exit, click.Abort):

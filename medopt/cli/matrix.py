@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from ..batch import FAST_ROWS_PER_TASK, INSTANCE_ROWS_PER_TASK, Settings, run_matrix
+from ..errors import MedoptError
 from ..io.output import store_files
 from ..io.paths import check_output_file
 from ..plots import check_image_outputs, plot_heatmap
@@ -42,7 +43,9 @@ from .common import distinct_files, main, method_options, metric_option, named_r
 @click.option("--chunk-size", type=click.IntRange(min=1), default=None,
               help="Rows per task (default: 4096 for the fast path, 4 for per-topic methods).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
-              help="When done, export the store here (.csv, .tsv, .jsonl or .parquet).")
+              help="When done, export the store here (.csv, .tsv, .jsonl or .parquet, or say --format).")
+@click.option("--format", "fmt", type=click.Choice(["csv", "tsv", "jsonl", "parquet"]), default=None,
+              help="The format of -o when its name does not tell it.")
 @click.option("--summary", "summary", type=click.Path(dir_okay=False), default=None,
               help="When done, write the per-pair summary here (.csv, .tsv, .jsonl or .parquet): each pair's observed "
                    "means (unjudged = not relevant), their difference, Judged@k, the mean MED and, with --range, the "
@@ -57,7 +60,7 @@ from .common import distinct_files, main, method_options, metric_option, named_r
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
 def matrix_command(runs, qrels, spans, metrics, method, solver, time_limit, max_grade, pad, residual, strategy, at_most,
                    at_least, jobs, engine, scheduler, store, resume, retry, refresh, several_methods, complete,
-                   topics, fast_path, chunk_size, output, summary, heatmap, honour_rank, ranges, progress):
+                   topics, fast_path, chunk_size, output, fmt, summary, heatmap, honour_rank, ranges, progress):
     """MED for every unordered pair of RUNS x every common topic x every metric, into a results store.
 
     Stop it at any time (Ctrl-C, SIGTERM, or kill): rerun with --resume and it completes the job.
@@ -67,17 +70,19 @@ def matrix_command(runs, qrels, spans, metrics, method, solver, time_limit, max_
     settings = Settings(method=method, solver=solver, time_limit=time_limit, max_grade=max_grade, pad=pad,
                         residual=residual, limits=tuple(parse_limits(at_most, at_least)),
                         strategy=None if strategy == "auto" else strategy, fast=fast_path, ranges=ranges)
+    if fmt is not None and not output:
+        raise MedoptError("--format is the format of -o: give -o FILE with it")
     runs, names = named_runs(runs)
     distinct_files(runs)
     inputs = [list(runs), qrels, spans]
     check_output_file(store, "--store", inputs=[inputs, output, heatmap, summary], binary=True)  # an output too
     inputs.append(store_files(store))
     if output:  # checked now: not after an hour of computing
-        fmt = export_format(output)
+        fmt = export_format(output, fmt)
         check_output_file(output, "-o", inputs=[inputs, heatmap, summary], binary=fmt == "parquet")
     if summary:
-        fmt = export_format(summary)
-        check_output_file(summary, "--summary", inputs=[inputs, heatmap, output], binary=fmt == "parquet")
+        summary_format = export_format(summary)
+        check_output_file(summary, "--summary", inputs=[inputs, heatmap, output], binary=summary_format == "parquet")
     if heatmap:
         check_image_outputs([heatmap], "--heatmap", inputs=[inputs, output, summary])
     report = run_matrix(list(runs), list(metrics), qrels=qrels, store=store, settings=settings, engine=engine,
@@ -92,7 +97,7 @@ def matrix_command(runs, qrels, spans, metrics, method, solver, time_limit, max_
                f"{len(report.runs)} runs, {len(report.metrics)} metric(s), {report.seconds:.2f} s -> {store}",
                err=True)
     if output:
-        count = export_results(store, output)
+        count = export_results(store, output, fmt)
         click.echo(f"medopt: wrote {count} rows to {output}", err=True)
     if summary:
         count = export_pairs(store, summary)

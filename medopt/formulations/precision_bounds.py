@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import math
 import time
+from math import comb
 
 import numpy as np
 
 from ..instance import judged_count
-from ..limits import OutOfTime, check_time
+from ..limits import OutOfTime, check_room, check_time
 from ..modeling import direction_sign
 from . import q_quick
 
@@ -25,6 +26,20 @@ def pair_weights(instance, direction, scales=(1.0, 1.0)) -> dict:
     unjudged = instance.unjudged
     first, second, weights = pair_arrays(instance, direction, scales)
     return {(unjudged[d], unjudged[e]): w for d, e, w in zip(first.tolist(), second.tolist(), weights.tolist())}
+
+
+# bytes per pair of unjudged documents that the roof dual of the quadratic form holds at its peak (the
+# pair arrays, the form and the network; docs/limits.md#at-systematic-review-depth)
+ROOF_BYTES_PER_PAIR = 250
+
+
+def pair_count(instance) -> int:
+    """The pairs of unjudged documents of a cut list (a pair in both lists counted once): pair_arrays's
+    length, the products y[d, e] of the models."""
+    unjudged = set(instance.unjudged)
+    in_a, in_b = (sum(1 for d in ranking if d in unjudged) for ranking in (instance.a, instance.b))
+    in_both = len(unjudged.intersection(instance.a).intersection(instance.b))
+    return comb(in_a, 2) + comb(in_b, 2) - comb(in_both, 2)
 
 
 def pair_arrays(instance, direction, scales=(1.0, 1.0)) -> tuple:
@@ -139,9 +154,13 @@ class PrecisionBounds:
         1 (SP); the largest over R, and 0 when R = 0 is possible (no relevant document: both score 0)."""
         metric = instance.metric
         rel = metric.p("rel") if "rel" in metric.PARAMS else 1
-        per_r = q_quick.bounds_by_r(instance, direction, beta=0.0, rel=rel)
+        cap = self.min_cutoff(instance) if metric.family == "AP" else None
+        if metric.family == "AP":  # the value of bound(R) as below, for bounds_by_r's refinement
+            weight = (lambda r: r / np.minimum(cap, r)) if cap else None
+        else:
+            weight = lambda r: r.astype(float)  # noqa: E731
+        per_r = q_quick.bounds_by_r(instance, direction, beta=0.0, rel=rel, weight=weight)
         if metric.family == "AP":
-            cap = self.min_cutoff(instance)
             values = [bound * r / min(cap, r) if cap else bound for r, bound in per_r.items()]
         else:
             values = [bound * r * self.scale(instance) for r, bound in per_r.items()]
@@ -157,6 +176,7 @@ class PrecisionBounds:
         dict the caller keeps for the instance) holds what does not depend on lam between calls."""
         memo = {} if memo is None else memo
         if ("N", direction) not in memo:
+            check_room(ROOF_BYTES_PER_PAIR * pair_count(instance))  # under the memory ceiling, or OutOfRoom
             constant, linear, first, second, weights = relevance_quadratic(instance, direction)
             if instance.metric.p("rel") > instance.max_grade:  # no unjudged document can be relevant: b = 0
                 linear, first, second, weights = np.zeros_like(linear), first[:0], second[:0], weights[:0]

@@ -26,7 +26,6 @@ R = 0 means no relevant document: both scores and the difference are 0.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from math import comb
 
 import pyomo.environ as pyo
 
@@ -37,7 +36,7 @@ from ..modeling import (LinearModel, binaries, binary_and, count_at_least, equal
                         row, rows, total)
 from .base import (CappedRatio, Case, CaseModels, DinkelbachMatrix, DinkelbachModels, DirectMatrix, DirectModel,
                    Formulation, ModelSize, grade_variables, register)
-from .precision_bounds import PrecisionBounds, pair_arrays, relevance_linear
+from .precision_bounds import PrecisionBounds, pair_arrays, pair_count, relevance_linear
 
 
 def relevance_products(m, instance, direction, scales=(1.0, 1.0)):
@@ -112,10 +111,7 @@ class PrecisionSums(PrecisionBounds, Formulation, DirectModel, CaseModels, Dinke
         """The products y[d, e] dominate: one per pair of unjudged documents of a cut list (a pair in
         both lists has one), each with its column, up to two rows over y and the two relevances (a
         grade variable per grade >= rel each) and an objective entry."""
-        unjudged = set(instance.unjudged)
-        in_a, in_b = (sum(1 for d in ranking if d in unjudged) for ranking in (instance.a, instance.b))
-        in_both = len(unjudged.intersection(instance.a).intersection(instance.b))
-        pairs = comb(in_a, 2) + comb(in_b, 2) - comb(in_both, 2)
+        pairs = pair_count(instance)
         relevance = max(0, instance.max_grade - instance.metric.p("rel") + 1)
         return ModelSize(pairs * (4 + 2 * relevance) + 6 * grade_variables(instance),
                          "pyomo" if strategy == "enumerate" else "matrix",

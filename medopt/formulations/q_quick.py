@@ -35,24 +35,47 @@ relevant documents
 the sum over S being at most that (S holds every judged relevant document and R - J_rel unjudged
 ones; a judged relevant document in neither list adds 0).  A box of profiles with R in
 [R_lo, R_hi] is bounded by the largest bound(R) there.  The bound is weak (each document is
-bounded alone, ignoring which others are relevant) but costs one sort per R, and it is below 1
-as soon as X's top documents are not absent from Y.
+bounded alone, ignoring which others are relevant) but costs one sort per R (per block of R at
+depth: bounds_by_r), and it is below 1 as soon as X's top documents are not absent from Y.
 """
 
 from __future__ import annotations
 
+import heapq
 import math
 
 import numpy as np
 
 from ..instance import judged_count
+from ..limits import expired
 from .q_profiles import shared_ranks
 
+# documents' values sorted in all by one bounds_by_r when each R is its own block, at most (beyond it R
+# runs in blocks) ...
+EXACT_ENTRIES = 4_000_000
+# ... and by the halving of the blocks (a sort of n values each), at most; past the deadline at most
+# PAST_DEADLINE of them (a bounded step: the bound a search stopped at its deadline reports)
+REFINE_ENTRIES = 4_000_000
+PAST_DEADLINE = 500_000
 
-def bounds_by_r(instance, direction: str, *, beta: float | None = None, rel: int | None = None) -> dict[int, float]:
-    """R -> bound(R) (the module docstring) for every R with J_rel <= R <= J_rel + n, R >= 1; the
-    metric's beta and rel unless given.  With beta = 0 each term is a precision, count(i) / i, and
-    R (Q(X) - Q(Y)) is SP(X) - SP(Y): the bound of the sums of precisions (precision_sums.quick_bound)."""
+
+def bounds_by_r(instance, direction: str, *, beta: float | None = None, rel: int | None = None,
+                weight=None) -> dict[int, float]:
+    """R -> an upper bound on bound(R) (the module docstring) for every R with J_rel <= R <= J_rel + n,
+    R >= 1; the metric's beta and rel unless given.  With beta = 0 each term is a precision,
+    count(i) / i, and R (Q(X) - Q(Y)) is SP(X) - SP(Y): the bound of the sums of precisions
+    (precision_sums.quick_bound).
+
+    bound(R) costs a sort of the n unjudged documents' values per R: n^2 log n in all.  So the R
+    run in blocks [R_lo, R_hi], each bounded with one sort: for every R of the block, bound_R over
+    the values a(d) at R_hi minus b(d) at R_lo, a b_j's numerator taken at R_lo and its denominator
+    at R_hi (a_i(R) and both of b_j's parts do not decrease with R: m_i, C_i, c_j and C_j do not, and
+    a_i does not decrease in C_i when m_i <= i), so at least every v_d(R) of the block.  When every
+    R alone stays within EXACT_ENTRIES sorted values, each R is a block, bound(R) itself, until the
+    deadline (limits.expired).  The R left form one block, and the block with the largest bound
+    (times ``weight(R)``, an array of R -> the caller's scale of bound(R): default 1) is halved
+    until it is one R or the work passes REFINE_ENTRIES (PAST_DEADLINE once the deadline has
+    passed): the largest bound(R) comes out exact where the blocks' bounds fall away from it."""
     metric, grading = instance.metric, instance.grading
     beta = metric.p("beta") if beta is None else beta
     rel = metric.p("rel") if rel is None else rel
@@ -68,13 +91,12 @@ def bounds_by_r(instance, direction: str, *, beta: float | None = None, rel: int
     unjudged = instance.unjudged
     n, judged_relevant = len(unjudged), judged_count(instance, rel)
     better, other = (instance.a, instance.b) if direction == "a" else (instance.b, instance.a)
-    r_values = np.arange(max(1, judged_relevant), judged_relevant + n + 1)
-    if r_values.size == 0:
+    r_first, r_last = max(1, judged_relevant), judged_relevant + n
+    if r_first > r_last:
         return {}
-    r = r_values[:, None].astype(float)
 
-    def ideal_cap(ranks):  # C_i >= cg*(i), per R (rows) and rank (columns)
-        return u_top * (np.minimum(ranks, r) if only_relevant_gain else np.broadcast_to(ranks, (len(r), ranks.size)))
+    def ideal_cap(ranks, r):  # C_i >= cg*(i) at R = r, per rank
+        return u_top * (np.minimum(ranks, r) if only_relevant_gain else ranks)
 
     def above(ranking, counted):  # per rank i (1-based): how many documents above i satisfy counted
         flags = np.array([counted(d) for d in ranking], dtype=float)
@@ -84,37 +106,80 @@ def bounds_by_r(instance, direction: str, *, beta: float | None = None, rel: int
     relevant = lambda d: d in judged and judged[d] >= rel  # noqa: E731
     unjudged_here = lambda d: d not in judged  # noqa: E731
     ranks_x = np.arange(1, len(better) + 1, dtype=float)
-    cap_x = ideal_cap(ranks_x)
     itself = np.array([float(unjudged_here(d)) for d in better])  # x_i is one of the u unjudged relevant ones
-    unjudged_relevant = r - judged_relevant  # u, per R (rows)
-    most = np.minimum(1 + above(better, relevant)
-                      + np.minimum(above(better, unjudged_here), np.maximum(unjudged_relevant - itself, 0)), r)
-    a = (beta * cap_x + most) / (beta * cap_x + ranks_x)
+    relevant_x, unjudged_x = above(better, relevant), above(better, unjudged_here)
     ranks_y = np.arange(1, len(other) + 1, dtype=float)
-    cap_y = ideal_cap(ranks_y)
-    unjudged_not_relevant = n - (r - judged_relevant)
-    at_most_not_relevant = above(other, not_relevant) + np.minimum(above(other, unjudged_here), unjudged_not_relevant)
-    least = np.maximum(1 + above(other, relevant), ranks_y - at_most_not_relevant)
-    b = (beta * u_rel * least + least) / (beta * cap_y + ranks_y)
+    not_relevant_y, unjudged_y, relevant_y = above(other, not_relevant), above(other, unjudged_here), \
+        above(other, relevant)
+
+    def a_at(r):  # a_i(r) per rank of X
+        cap = ideal_cap(ranks_x, r)
+        most = np.minimum(1 + relevant_x + np.minimum(unjudged_x, np.maximum(r - judged_relevant - itself, 0)), r)
+        return (beta * cap + most) / (beta * cap + ranks_x)
+
+    def b_below(r_lo, r_hi):  # at most b_j(R) for every R in [r_lo, r_hi], per rank of Y
+        at_most_not_relevant = not_relevant_y + np.minimum(unjudged_y, n - (r_lo - judged_relevant))
+        least = np.maximum(1 + relevant_y, ranks_y - at_most_not_relevant)
+        return (beta * u_rel * least + least) / (beta * ideal_cap(ranks_y, r_hi) + ranks_y)
 
     shared = {better[i - 1] for i in shared_ranks(instance)}
     rank_x = {d: i for i, d in enumerate(better)}
     rank_y = {d: j for j, d in enumerate(other)}
 
-    def values(doc):  # v_d(R) for every R
-        if doc in shared:
-            return np.zeros(len(r))
-        value = a[:, rank_x[doc]] if doc in rank_x else np.zeros(len(r))
-        return value - b[:, rank_y[doc]] if doc in rank_y else value
+    def places(docs):  # (rank in X or -1, rank in Y or -1) per document, both -1 for a shared one
+        docs = list(docs)
+        in_x = np.array([-1 if d in shared else rank_x.get(d, -1) for d in docs], dtype=np.int64)
+        in_y = np.array([-1 if d in shared else rank_y.get(d, -1) for d in docs], dtype=np.int64)
+        return in_x, in_y
 
-    fixed = sum((values(d) for d, g in judged.items() if g >= rel and (d in rank_x or d in rank_y)), np.zeros(len(r)))
-    if n:
-        best_first = -np.sort(-np.stack([values(d) for d in unjudged], axis=1), axis=1)
-        prefix = np.concatenate((np.zeros((len(r), 1)), np.cumsum(best_first, axis=1)), axis=1)
-        chosen = prefix[np.arange(len(r)), r_values - judged_relevant]
-    else:
-        chosen = np.zeros(len(r))
-    return {int(value): float(total) / int(value) for value, total in zip(r_values, fixed + chosen)}
+    fixed_places = places(d for d, g in judged.items() if g >= rel and (d in rank_x or d in rank_y))
+    free_places = places(unjudged)
+
+    def values(where, a, b):  # v_d per document (0 for a shared one and outside both lists): rank -1 reads a 0
+        in_x, in_y = where
+        return np.append(a, 0.0)[in_x] - np.append(b, 0.0)[in_y]
+
+    def block(r_lo, r_hi):  # bound(R) or more for R = r_lo..r_hi
+        a, b = a_at(r_hi), b_below(r_lo, r_hi)
+        fixed = float(values(fixed_places, a, b).sum())
+        free, count = values(free_places, a, b), max(r_hi - judged_relevant, 0)  # the block needs the count largest
+        if count < len(free):
+            free = np.partition(free, len(free) - count)[len(free) - count:] if count else free[:0]
+        best_first = -np.sort(-free)
+        prefix = np.concatenate(([0.0], np.cumsum(best_first)))
+        r = np.arange(r_lo, r_hi + 1)
+        return r, (fixed + prefix[r - judged_relevant]) / r
+
+    bounds: dict[int, float] = {}
+    first = r_first
+    if (r_last - r_first + 1) * max(n, 1) <= EXACT_ENTRIES:  # a block per R, while the time lasts
+        while first <= r_last and not expired():
+            bounds[first] = float(block(first, first)[1][0])
+            first += 1
+    if first > r_last:
+        return bounds
+    scale = (lambda r: np.ones(len(r))) if weight is None else weight
+    heap, work = [], 0
+
+    def push(r_lo, r_hi):
+        nonlocal work
+        r, found = block(r_lo, r_hi)
+        work += max(n, 1)
+        bounds.update(zip(r.tolist(), found.tolist()))
+        heapq.heappush(heap, (-float(np.max(found * scale(r))), r_lo, r_hi))
+
+    # the R left: halving the block of the largest bound until it is one R, within REFINE_ENTRIES, and
+    # within PAST_DEADLINE once the deadline has passed (bounded work: the bound a stopped search reports)
+    push(first, r_last)
+    while work + 2 * max(n, 1) <= (REFINE_ENTRIES if not expired() else min(PAST_DEADLINE, REFINE_ENTRIES)):
+        _, r_lo, r_hi = heap[0]
+        if r_lo == r_hi:  # its bound is bound(R) itself: no other block's halves can reach above it
+            break
+        heapq.heappop(heap)
+        middle = (r_lo + r_hi) // 2
+        push(r_lo, middle)
+        push(middle + 1, r_hi)
+    return bounds
 
 
 def box_bound(bounds: dict[int, float], r_lo: int, r_hi: int) -> float:

@@ -75,13 +75,14 @@ import time
 import numpy as np
 
 from ..instance import Instance
-from ..kernels.ndcg_profiles import chain_search, depth_of_ideal, gain_steps, judged_at_least, top_sums
-from ..limits import memory_limit
+from ..bounds import trivial_bound
+from ..kernels.ndcg_profiles import (CELL_BYTES, chain_search, depth_of_ideal, gain_steps, judged_at_least,
+                                     top_sums)
+from ..limits import OutOfTime, deadline_after, memory_ceiling, memory_limit, until
 from ..metrics.base import log2_discount
 from ..result import End, MedResult, RangeResult, certify, certify_range
 
 NAME = "ndcg-profiles"
-CELL_BYTES = 8 * 8  # the arrays chain_search holds per (row, grade, count) cell, about
 
 
 def too_large(instance: Instance) -> str | None:
@@ -117,33 +118,47 @@ def chain_assignment(docs, nets: np.ndarray, chain) -> dict:
     return {docs[j]: int(g) for j, g in zip(order.tolist(), grades.tolist())}
 
 
-def profile_ends(instance: Instance) -> dict[str, End]:
-    """Each direction's maximum (steps 1-5): {"a": End for max M(A) - M(B), "b": max M(B) - M(A)}."""
+def profile_ends(instance: Instance, time_limit: float | None = None) -> dict[str, End]:
+    """Each direction's maximum (steps 1-5): {"a": End for max M(A) - M(B), "b": max M(B) - M(A)}.
+    Under ``time_limit`` (seconds) and the memory ceiling (limits.memory_ceiling) a direction still
+    open when either is reached ends with the chain reached and the trivial bound, status timeout."""
     nets, constant = net_weights(instance)
-    steps = gain_steps(instance)
-    top = np.stack([top_sums(nets), top_sums(-nets)])
-    judged = np.repeat(judged_at_least(instance)[None, :], 2, axis=0)
-    step = np.repeat(np.array([steps[g] for g in range(1, instance.max_grade + 1)])[None, :], 2, axis=0)
-    value, chain, bound, converged = chain_search(top, judged, step, np.array([constant, -constant]),
-                                                  np.full(2, depth_of_ideal(instance)))
     docs = instance.unjudged
+    with until(deadline_after(time_limit)), memory_ceiling():
+        try:
+            steps = gain_steps(instance)
+            top = np.stack([top_sums(nets), top_sums(-nets)])
+            judged = np.repeat(judged_at_least(instance)[None, :], 2, axis=0)
+            step = np.repeat(np.array([steps[g] for g in range(1, instance.max_grade + 1)])[None, :], 2, axis=0)
+            value, chain, bound, converged = chain_search(top, judged, step, np.array([constant, -constant]),
+                                                          np.full(2, depth_of_ideal(instance)))
+        except OutOfTime:  # no room for the arrays (or the deadline before them): nothing searched
+            zero = {d: 0 for d in docs}
+            return {direction: End(zero, trivial_bound(instance), "timeout") for direction in ("a", "b")}
     ends = {}
     for row, (direction, sign) in enumerate((("a", 1.0), ("b", -1.0))):
-        ends[direction] = End(chain_assignment(docs, sign * nets, chain[row]), float(bound[row]),
-                              "optimal" if converged[row] else "feasible", float(value[row]))
+        stopped = not np.isfinite(bound[row])
+        ends[direction] = End(chain_assignment(docs, sign * nets, chain[row]),
+                              trivial_bound(instance) if stopped else float(bound[row]),
+                              "timeout" if stopped else "optimal" if converged[row] else "feasible",
+                              float(value[row]))
     return ends
 
 
-def ndcg_profiles(instance: Instance) -> MedResult:
+def _status(ends: dict) -> str:
+    statuses = {e.status for e in ends.values()}
+    return "timeout" if "timeout" in statuses else "optimal" if statuses == {"optimal"} else "feasible"
+
+
+def ndcg_profiles(instance: Instance, time_limit: float | None = None) -> MedResult:
     started = time.perf_counter()
-    ends = profile_ends(instance)
-    direction = "b" if ends["b"].claimed > ends["a"].claimed else "a"
+    ends = profile_ends(instance, time_limit)
+    direction = "b" if (ends["b"].claimed or 0.0) > (ends["a"].claimed or 0.0) else "a"
     end = ends[direction]
-    status = "optimal" if all(e.status == "optimal" for e in ends.values()) else "feasible"
     return certify(instance, end.assignment, direction, upper_bound=max(e.bound for e in ends.values()),
-                   status=status, method=NAME, solver=None, started=started, claimed=end.claimed)
+                   status=_status(ends), method=NAME, solver=None, started=started, claimed=end.claimed)
 
 
-def ndcg_profiles_range(instance: Instance) -> RangeResult:
+def ndcg_profiles_range(instance: Instance, time_limit: float | None = None) -> RangeResult:
     started = time.perf_counter()
-    return certify_range(instance, profile_ends(instance), method=NAME, solver=None, started=started)
+    return certify_range(instance, profile_ends(instance, time_limit), method=NAME, solver=None, started=started)

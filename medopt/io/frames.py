@@ -66,10 +66,10 @@ def describe(value) -> str:
 def as_run(value, what: str = "run", *, honour_rank: bool = False, name: str | None = None) -> Run:
     """Any accepted run form as a :class:`Run` (``what`` names it in messages; ``name``: its run name)."""
     if isinstance(value, Run):
-        return value if name is None else Run(name, value.path, value.rankings)
+        return value if name is None else Run(name, value.path, value.rankings, value.tied)
     if isinstance(value, (str, os.PathLike)):
         run = read_run(value, honour_rank=honour_rank)
-        return run if name is None else Run(name, run.path, run.rankings)
+        return run if name is None else Run(name, run.path, run.rankings, run.tied)
     source = f"{what} ({describe(value)})"
     if _is_frame(value):
         rankings = _frame_run(value, source, honour_rank)

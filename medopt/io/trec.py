@@ -23,7 +23,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from medopt.errors import InputFormatError, MedoptError
+from medopt.errors import InputFormatError, MedoptError, option
 
 from .output import write_output
 
@@ -40,6 +40,17 @@ class Run:
     name: str
     path: str
     rankings: dict[str, tuple[str, ...]]
+    tied: tuple[str, ...] = ()  # topics of two documents or more whose scores all tie (read by score)
+
+
+def tie_note(name: str, tied) -> str | None:
+    """The warning for a run whose every score ties in some topics (their order is then trec_eval's
+    tie-break alone, docid descending), or None: one line per run, naming how many topics."""
+    tied = sort_topics(tied)
+    if not tied:
+        return None
+    return (f"run {name}: every score ties in {len(tied)} topic(s) ({_some(tied, 5)}): trec_eval's tie-break "
+            "(docid descending) alone orders them")
 
 
 @dataclass
@@ -237,7 +248,9 @@ def read_run(path: str | os.PathLike, *, honour_rank: bool = False) -> Run:
         for topic, docs in seen.items()
     }
     name = next(iter(runids)) if len(runids) == 1 else _stem(path)
-    return Run(name=name, path=str(path), rankings=rankings)
+    tied = () if honour_rank else tuple(
+        topic for topic, docs in seen.items() if len(docs) > 1 and len({s for _, s, _ in docs.values()}) == 1)
+    return Run(name=name, path=str(path), rankings=rankings, tied=tied)
 
 
 def read_qrels(path: str | os.PathLike) -> dict[str, dict[str, int]]:
@@ -327,6 +340,10 @@ def mean_topics(retrieved, qrels: Mapping, qrels_path, *, complete: bool = False
         if left_out:
             notes.append(f"{len(left_out)} of {len(retrieved)} run topic(s) left out, not judged in {qrels_path} "
                          f"(means are over the judged topics, as trec_eval's): {_some(left_out)}")
+        missed = sort_topics(judged - retrieved)
+        if missed and not complete:
+            notes.append(f"{len(missed)} topic(s) judged in {qrels_path} not retrieved, left out as trec_eval "
+                         f"does; {option('complete')} counts them as empty rankings: {_some(missed)}")
     if chosen is not None:
         chosen = [str(t) for t in chosen]
         absent = [t for t in chosen if t not in topics]
@@ -359,7 +376,7 @@ def read_topic_choice(value) -> list[str] | None:
         return topics
     topics = [t for t in text.replace(",", " ").split() if t]
     if not topics:
-        raise MedoptError(f"--topics {value!r}: give a file of topic ids or a list such as 1,2,3")
+        raise MedoptError(f"{option('topics', value)}: give a file of topic ids or a list such as 1,2,3")
     return topics
 
 

@@ -21,7 +21,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..instance import judged_count
+from ..limits import OutOfTime, Ticker, check_room
 from ..metrics.base import log2_discount
 
 # Dinkelbach steps at most: lam rises strictly at each step over the finitely many chain values, so
@@ -30,12 +30,17 @@ from ..metrics.base import log2_discount
 MAX_STEPS = 200
 # cells (rows x grades x (n + 1)) handled at once: the block is cut into pieces of at most this many
 CHUNK_CELLS = 1 << 18
+CELL_BYTES = 8 * 8  # the arrays chain_search holds per (row, grade, count) cell, about
 
 
 def gain_steps(instance) -> dict[int, float]:
     """gain(g) - gain(g-1) for g = 1..G (the ideal-DCG weight of 'at least grade g')."""
-    gain = lambda g: instance.metric.gain(g, instance.grading)
-    return {g: gain(g) - gain(g - 1) for g in range(1, instance.max_grade + 1)}
+    gain, tick = (lambda g: instance.metric.gain(g, instance.grading)), Ticker()  # G calls: under the deadline
+    steps = {}
+    for g in range(1, instance.max_grade + 1):
+        tick()
+        steps[g] = gain(g) - gain(g - 1)
+    return steps
 
 
 def depth_of_ideal(instance) -> int:
@@ -58,7 +63,10 @@ def prefix_discounts(m: int) -> np.ndarray:
 
 def judged_at_least(instance) -> np.ndarray:
     """J_1, ..., J_G: judged documents of the collection with (capped) grade >= g."""
-    return np.array([judged_count(instance, g) for g in range(1, instance.max_grade + 1)], dtype=np.int64)
+    held = np.zeros(instance.max_grade + 2, dtype=np.int64)  # judged documents per capped grade 0..G
+    for grade, count in instance.judged_grades.items():
+        held[min(max(grade, 0), instance.max_grade)] += count
+    return np.cumsum(held[::-1])[::-1][1:instance.max_grade + 1]
 
 
 def top_sums(nets: np.ndarray) -> np.ndarray:
@@ -74,7 +82,9 @@ def chain_search(top: np.ndarray, judged: np.ndarray, steps: np.ndarray, constan
     (rows, G): s_g >= 0 (0 for grades a row does not have); ``constant`` (rows,): c; ``depth``
     (rows,): k.  Returns (value, chain (rows, G), bound, converged): the value reached by the chain,
     a proven upper bound of every chain's value, and whether Dinkelbach stopped by itself (then the
-    bound is the value up to rounding).
+    bound is the value up to rounding).  Under a deadline (limits.until) a row still open when it
+    passes keeps the chain reached, bound inf (no claim), not converged; a block predicted not to fit
+    under the memory ceiling raises OutOfRoom before any array (limits.check_room).
     """
     top, judged, steps = np.asarray(top, np.float64), np.asarray(judged, np.int64), np.asarray(steps, np.float64)
     constant, depth = np.asarray(constant, np.float64), np.asarray(depth, np.int64)
@@ -94,6 +104,7 @@ def chain_search(top: np.ndarray, judged: np.ndarray, steps: np.ndarray, constan
 def _search(top, judged, steps, constant, depth) -> tuple:
     rows, width = top.shape
     grades = judged.shape[1]
+    check_room(rows * grades * width * CELL_BYTES)  # under the memory ceiling, or OutOfRoom before any array
     valid = np.isfinite(top)  # u <= n
     column = np.arange(width)
     deepest = int(min(int(depth.max(initial=0)), int(judged.max(initial=0)) + width - 1))
@@ -118,7 +129,11 @@ def _search(top, judged, steps, constant, depth) -> tuple:
         at = np.flatnonzero(active)
         if not len(at):
             break
-        found, best = _best_chain(gain[at], ideal[at], valid[at], lam[at], constant[at])
+        try:
+            found, best = _best_chain(gain[at], ideal[at], valid[at], lam[at], constant[at])
+        except OutOfTime:  # the deadline: the rows still open keep the chain reached, with no bound
+            slack[at] = np.inf
+            break
         picked = np.take_along_axis(gain[at], found[:, :, None], axis=2)[:, :, 0].sum(axis=1) + constant[at]
         denominator = np.take_along_axis(ideal[at], found[:, :, None], axis=2)[:, :, 0].sum(axis=1)
         ratio = np.where(denominator > 0, picked / np.where(denominator > 0, denominator, 1.0), 0.0)
@@ -129,7 +144,10 @@ def _search(top, judged, steps, constant, depth) -> tuple:
     else:
         at = np.flatnonzero(active)  # the guard ended the search: the last lam's own F bounds it
         if len(at):
-            slack[at] = _best_chain(gain[at], ideal[at], valid[at], lam[at], constant[at])[1]
+            try:
+                slack[at] = _best_chain(gain[at], ideal[at], valid[at], lam[at], constant[at])[1]
+            except OutOfTime:
+                slack[at] = np.inf
     bound = lam + np.maximum(slack, 0.0) / least_ideal
     return lam, chain, bound, converged
 
@@ -143,12 +161,15 @@ def _best_chain(gain, ideal, valid, lam, constant) -> tuple:
     phi = np.where(valid[:, None, :], gain - lam[:, None, None] * ideal, -np.inf)
     value = np.empty_like(phi)
     value[:, -1] = phi[:, -1]
+    tick = Ticker(256)  # a grade's step is one pass over the rows' counts: G of them (G may be millions)
     for g in range(grades - 2, -1, -1):
+        tick()
         value[:, g] = phi[:, g] + np.maximum.accumulate(value[:, g + 1], axis=1)
     found = np.empty((rows, grades), np.int64)
     found[:, 0] = np.argmax(value[:, 0], axis=1)
     column = np.arange(width)[None, :]
     for g in range(1, grades):
+        tick()
         found[:, g] = np.argmax(np.where(column <= found[:, g - 1:g], value[:, g], -np.inf), axis=1)
     best = constant + value[np.arange(rows), 0, found[:, 0]]
     return found, best

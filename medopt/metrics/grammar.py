@@ -10,6 +10,7 @@ Names, aliases and trec_eval names come from the families' declarations (base.RE
 
 from __future__ import annotations
 
+import difflib
 import re
 
 from ..errors import MetricSyntaxError
@@ -40,6 +41,17 @@ def find_family(name: str):
     return names.get(name) or {k.lower(): v for k, v in names.items()}.get(name.lower())
 
 
+def did_you_mean(name: str, tail: str = "", *, trec_eval: bool = False) -> str:
+    """' (did you mean 'nDCG@10'?)' for a name close to a family's name or alias (ir_measures'
+    spellings) or a trec_eval name (difflib, any case; with ``trec_eval`` the trec_eval spelling first
+    where both read alike), ``tail`` (the rest of the text: a cutoff, the parameters) kept; else ''."""
+    families = {n.lower(): n for f in (*REGISTRY.values(), *CHARACTER_REGISTRY.values()) for n in (f.family, *f.aliases)}
+    measures = {n.lower(): n for n in trec_eval_names()}
+    known = {**families, **measures} if trec_eval else {**measures, **families}
+    close = difflib.get_close_matches(name.lower(), list(known), n=1, cutoff=0.6)
+    return f" (did you mean {known[close[0]] + tail!r}?)" if close else ""
+
+
 def parse_metric(text: str | Metric) -> Metric:
     """Parse ``Name(param=value,...)@k`` (or a trec_eval name) into a Metric."""
     if isinstance(text, Metric):
@@ -57,8 +69,10 @@ def parse_metric(text: str | Metric) -> Metric:
         return _build(source, family, {}, alias["cutoff"])
     match = _GRAMMAR.match(text)
     if not match:
+        guess = did_you_mean(alias["name"], text[len(alias["name"]):], trec_eval=True) if alias else ""
         raise MetricSyntaxError(
-            f"{source!r} is not a metric string; expected Name(param=value,...)@k, e.g. nDCG@10, RBP(p=0.95), AP(norm=min)@100"
+            f"{source!r} is not a metric string{guess}; expected Name(param=value,...)@k, e.g. nDCG@10, "
+            "RBP(p=0.95), AP(norm=min)@100, or a trec_eval name (ndcg_cut.10)"
         )
     params = {}
     if match["params"] is not None and match["params"].strip():
@@ -90,7 +104,9 @@ MAX_CUTOFF = 2 ** 31 - 1  # deeper than any ranking; beyond, a cutoff is refused
 def _build(source: str, name: str, raw_params: dict[str, str], raw_cutoff: str | None) -> Metric:
     family = find_family(name)
     if family is None:
-        raise MetricSyntaxError(f"{source!r}: unknown metric {name!r}; known: {', '.join(metric_names())}")
+        text = source.strip()
+        guess = did_you_mean(name, text[len(name):] if text.startswith(name) else "")
+        raise MetricSyntaxError(f"{source!r}: unknown metric {name!r}{guess}; known: {', '.join(metric_names())}")
     cutoff = None
     if raw_cutoff is not None:
         if not raw_cutoff.isdigit() or int(raw_cutoff) < 1:
