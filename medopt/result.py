@@ -214,7 +214,7 @@ def exact_mean(values, *, rational: bool = False) -> float:
     values = list(values)
     if not values:
         return math.nan
-    if rational:
+    if rational and all(math.isfinite(v) for v in values):
         return float(sum((exact_value(v) for v in values), Fraction(0)) / len(values))
     return math.fsum(float(v) for v in values) / len(values)
 

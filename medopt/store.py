@@ -442,15 +442,18 @@ class ResultStore:
         self.claim(settings, [], resume=True)
         self.release()
 
-    def replace_pairs(self, rows: list[dict]) -> None:
-        """The ``pairs`` table (the per-pair summary, PAIR_COLUMNS) made anew from ``rows``,
-        in one transaction: it always summarises the results table as it now is."""
+    def replace_pairs(self, rows: list[dict], runs) -> None:
+        """The ``pairs`` table (the per-pair summary, PAIR_COLUMNS) of the pairs of ``runs`` made anew from
+        ``rows``, in one transaction (the pairs of other runs, from an earlier job, are kept)."""
         names = ", ".join(PAIR_COLUMNS)
+        runs = sorted(runs)
+        among = ", ".join("?" * len(runs))
         try:
             self.connection.execute("BEGIN IMMEDIATE")
             try:
                 self.connection.execute(SCHEMA[-1])
-                self.connection.execute("DELETE FROM pairs")
+                self.connection.execute(f"DELETE FROM pairs WHERE run_a IN ({among}) AND run_b IN ({among})",
+                                        runs + runs)
                 self.connection.executemany(f"INSERT INTO pairs ({names}) VALUES ({', '.join('?' * len(PAIR_COLUMNS))})",
                                             [tuple(row[c] for c in PAIR_COLUMNS) for row in rows])
             except BaseException:

@@ -21,11 +21,14 @@ def run(*args):
 
 def test_compare_rows_match_the_api():
     a, b, q = EXAMPLES / "run.run0.txt", EXAMPLES / "run.run1.txt", EXAMPLES / "qrels.txt"
-    result = run("compare", a, b, "--qrels", q, "-m", "P@10", "-m", "ndcg_cut.10", "-m", "SSP@5")
+    summary = run("compare", a, b, "--qrels", q, "-m", "P@10", "-m", "ndcg_cut.10", "-m", "SSP@5")
+    assert summary.exit_code == 0, summary.output
+    assert [r["topic"] for r in csv.DictReader(io.StringIO(summary.output))] == ["all"] * 3  # trec_eval's habit
+    result = run("compare", a, b, "--qrels", q, "-m", "P@10", "-m", "ndcg_cut.10", "-m", "SSP@5", "-q")
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader(io.StringIO(result.output)))
-    assert list(rows[0]) == ["run_a", "run_b", "topic", "metric", "med", "direction", "certified", "upper_bound",
-                             "method", "seconds"]
+    assert list(rows[0]) == ["run_a", "run_b", "topic", "metric", "topics", "score_a", "score_b", "diff", "judged_a",
+                             "judged_b", "med", "direction", "certified", "upper_bound", "method", "seconds"]
     run_a, run_b, qrels = read_run(a), read_run(b), read_qrels(q)
     topics = sorted(run_a.rankings, key=int)
     assert len(rows) == 3 * len(topics) + 3
@@ -33,8 +36,10 @@ def test_compare_rows_match_the_api():
         if row["topic"] == "all":
             continue
         expected = medopt.med(row["metric"], run_a.rankings[row["topic"]], run_b.rankings[row["topic"]],
-                              qrels.get(row["topic"], {}))
+                              qrels.get(row["topic"], {}), max_grade=max(g for j in qrels.values() for g in j.values()))
         assert float(row["med"]) == pytest.approx(expected.value, abs=1e-9)
+        assert float(row["score_a"]) == pytest.approx(medopt.score(row["metric"], run_a.rankings[row["topic"]],
+                                                                   qrels.get(row["topic"], {})), abs=1e-9)
         assert row["certified"] == "true"
     means = {r["metric"]: float(r["med"]) for r in rows if r["topic"] == "all"}
     assert set(means) == {"P@10", "nDCG@10", "SSP@5"}

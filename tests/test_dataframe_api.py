@@ -33,8 +33,11 @@ def test_compare_frame_is_the_command_rows(ranges):
     metrics = ["P@5", "AP@5"]
     frame = medopt.compare(RUNS[0], RUNS[1], QRELS, metrics, ranges=ranges)
     rows = cli_rows(RUNS[0], RUNS[1], "--qrels", QRELS, *[x for m in metrics for x in ("-m", m)],
-                    *(["--range"] if ranges else []))
+                    *(["--range"] if ranges else []), "-q")
     assert list(frame.columns) == list(rows[0])
+    summary = medopt.compare(RUNS[0], RUNS[1], QRELS, metrics, ranges=ranges, per_topic=False)
+    assert summary.to_dict("records") == frame[frame.topic == "all"].to_dict("records") or \
+        summary.drop(columns="seconds").equals(frame[frame.topic == "all"].drop(columns="seconds").reset_index(drop=True))
     assert len(frame) == len(rows) == 2 * 10 + 2
     for (_, mine), theirs in zip(frame.iterrows(), rows):
         for column in frame.columns:

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import medopt
+from medopt.metrics import resolve_max_grade
 from medopt.errors import MedoptError
 from medopt.batch.fastpath import med_rows
 from medopt.batch.runset import columns_from_rankings, load_runset, read_run_columns
@@ -144,14 +145,15 @@ def test_kernels_equal_the_per_instance_methods(metric, method, graded, max_grad
                              columns=[columns_from_rankings("A", a), columns_from_rankings("B", b)])
         rows = med_rows(runset, 0, 1, parsed, method, runset.common_topics(0, 1))
         assert len(rows) == len(a)
+        top = resolve_max_grade(max_grade, qrels)  # SPEC 1: the whole qrels' top grade, as the runset's
         for topic, value, direction, certified, bound, status, assignment in rows:
             judged = qrels.get(topic, {})
-            expected = medopt.med(parsed, a[topic], b[topic], judged, max_grade=max_grade, method=method)
+            expected = medopt.med(parsed, a[topic], b[topic], judged, max_grade=top, method=method)
             assert value == pytest.approx(expected.value, abs=1e-9)
             assert bound == pytest.approx(expected.upper_bound, abs=1e-9)
             assert (certified, status) == (expected.certified, expected.status)
             # the certificate: the assignment, re-scored by the metric evaluators, gives the value
-            instance = build_instance(parsed, a[topic], b[topic], judged, max_grade=max_grade)
+            instance = build_instance(parsed, a[topic], b[topic], judged, max_grade=top)
             grades = json.loads(assignment)
             assert set(grades) <= set(instance.unjudged)
             full = {d: grades.get(d, 0) for d in instance.unjudged}
@@ -167,6 +169,8 @@ def test_kernel_block_of_many_topics_and_escaped_docids():
     runset = load_runset(None, qrels, columns=[columns_from_rankings("A", a), columns_from_rankings("B", b)])
     assert not runset.plain_docs
     rows = {r[0]: r for r in med_rows(runset, 0, 1, parse_metric("SDCG@3"), "closed-form", np.arange(400))}
-    assert json.loads(rows["0"][6]) == {'quo"te': 1, "tab\u00e9": 1}
-    expected = medopt.med("SDCG@3", a["0"], b["0"], {}, method="closed-form")
+    top = resolve_max_grade(None, qrels)  # SPEC 1: topic 0, judged nowhere, keeps the file's top grade
+    assert top > 1 and json.loads(rows["0"][6]) == {'quo"te': top, "tab\u00e9": top}
+    expected = medopt.med("SDCG@3", a["0"], b["0"], {}, method="closed-form",
+                          max_grade=resolve_max_grade(None, qrels))
     assert rows["0"][1] == pytest.approx(expected.value, abs=1e-12)

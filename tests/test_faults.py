@@ -196,20 +196,32 @@ def warnings_of(result) -> list:
     return [line for line in result.stderr.splitlines() if line.startswith("medopt: warning:")]
 
 
+QRELS_COMMANDS = (["compare", "a.run", "b.run"], ["matrix", "a.run", "b.run", "-j", "1"],
+                  ["certify", "a.run", "b.run", "--heuristic", "closed-form"])
+
+
 @pytest.mark.parametrize("qrels, fragment", [
     ("", "holds no judgments"),
     ("# only a comment\n", "holds no judgments"),
     ("9 0 x 1\n", "judges none of the 3 topic(s)"),
-    ("1 0 d11 1\n", "2 of 3 topic(s) have no judgments"),
 ])
-def test_qrels_warnings(tmp_path, qrels, fragment):
+def test_qrels_with_no_topic_to_average_over_are_refused(tmp_path, qrels, fragment):
+    """SPEC 10: a mean over the judged topics the runs retrieved has no topic here: one line, exit 2."""
     write_inputs(tmp_path)
     (tmp_path / "w.txt").write_text(qrels)
-    for command in (["compare", "a.run", "b.run"], ["matrix", "a.run", "b.run", "-j", "1"],
-                    ["certify", "a.run", "b.run", "--heuristic", "closed-form"]):
+    for command in QRELS_COMMANDS:
+        result = cli(tmp_path, *command, "--qrels", "w.txt", "-m", "P@5")
+        assert result.exit_code == 2 and fragment in result.stderr and result.stderr.count("\n") == 1, result.output
+        assert not (tmp_path / "medopt-matrix.sqlite").exists()
+
+
+def test_qrels_judging_some_topics_warn_once(tmp_path):
+    write_inputs(tmp_path)
+    (tmp_path / "w.txt").write_text("1 0 d11 1\n")
+    for command in QRELS_COMMANDS:
         result = cli(tmp_path, *command, "--qrels", "w.txt", "-m", "P@5")
         assert result.exit_code == 0, result.output
-        assert len(warnings_of(result)) == 1 and fragment in warnings_of(result)[0], result.stderr
+        assert len(warnings_of(result)) == 1 and "2 of 3 run topic(s) left out" in warnings_of(result)[0]
         (tmp_path / "medopt-matrix.sqlite").unlink(missing_ok=True)
 
 
@@ -225,7 +237,7 @@ def test_judged_topics_only_by_default(tmp_path):
 
 def test_duplicate_metrics_are_computed_once(tmp_path):
     write_inputs(tmp_path)
-    result = cli(tmp_path, "compare", "a.run", "b.run", "-m", "P@5", "-m", "P.5")
+    result = cli(tmp_path, "compare", "a.run", "b.run", "-m", "P@5", "-m", "P.5", "-q")
     assert result.exit_code == 0
     assert len(result.stdout.splitlines()) == 1 + 3 + 1
     assert warnings_of(result) == ["medopt: warning: metric 'P.5' is P@5, given already as 'P@5': computed once"]

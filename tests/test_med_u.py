@@ -3,6 +3,8 @@ unknown characters, Tan & Clarke's 2999.75, the certificate, the readers' errors
 
 from __future__ import annotations
 
+import csv
+import io
 import itertools
 import random
 import subprocess
@@ -216,12 +218,12 @@ def passage_inputs(directory, run_a_text, run_b_text):
 def test_command_compare(tmp_path):
     run_a, run_b, qrels, spans = passage_inputs(tmp_path, "7 Q0 x 1 2.0 A 0 6000\n7 Q0 y 2 1.0 A 0 6000\n",
                                                 "7 Q0 z 1 2.0 B 0 12000\n")
-    done = medopt_command("compare", run_a, run_b, "--qrels", qrels, "--spans", spans, "-m", "U(L=12000)")
+    done = medopt_command("compare", run_a, run_b, "--qrels", qrels, "--spans", spans, "-m", "U(L=12000)", "-q")
     assert done.returncode == 0, done.stderr
-    rows = [line.split(",") for line in done.stdout.splitlines()]
-    assert rows[0][:5] == ["run_a", "run_b", "topic", "metric", "med"]
-    assert rows[1][2:4] == ["7", "U(L=12000)"] and float(rows[1][4]) == pytest.approx(5999.5)
-    assert rows[1][6] == "true" and rows[2][2] == "all"
+    rows = list(csv.DictReader(io.StringIO(done.stdout)))
+    assert [(r["topic"], r["metric"]) for r in rows] == [("7", "U(L=12000)"), ("all", "U(L=12000)")]
+    assert float(rows[0]["med"]) == pytest.approx(5999.5) and rows[0]["certified"] == "true"
+    assert float(rows[0]["score_a"]) == 0 and float(rows[0]["score_b"]) == 0  # nothing judged relevant
     frame = medopt.compare(run_a, run_b, qrels, ["U(L=12000,gains={1:0.5})"], spans=spans)
     assert frame["med"].iloc[0] == pytest.approx(2999.75)
     ranged = medopt_command("compare", run_a, run_b, "--spans", spans, "--qrels", qrels, "-m", "U(L=12000)", "--range")

@@ -19,6 +19,7 @@ import random
 import pytest
 
 import medopt
+from medopt.metrics import resolve_max_grade
 from medopt.batch.fastpath import med_rows
 from medopt.batch.runset import columns_from_rankings, load_runset
 from medopt.errors import MedoptError, MetricSyntaxError
@@ -226,8 +227,9 @@ def test_fast_path_honours_the_gain_parameters(text, method):
     runset = load_runset(None, qrels, columns=[columns_from_rankings("A", a), columns_from_rankings("B", b)])
     for topic, value, direction, certified, bound, status, assignment in \
             med_rows(runset, 0, 1, metric, method, runset.common_topics(0, 1)):
-        expected = medopt.med(metric, a[topic], b[topic], qrels[topic], method=method)
+        top = resolve_max_grade(None, qrels)  # SPEC 1: the whole qrels' top grade, as the runset's
+        expected = medopt.med(metric, a[topic], b[topic], qrels[topic], method=method, max_grade=top)
         assert value == pytest.approx(expected.value, abs=1e-9) and status == expected.status
-        instance = build_instance(metric, a[topic], b[topic], qrels[topic])
+        instance = build_instance(metric, a[topic], b[topic], qrels[topic], max_grade=top)
         full = {d: json.loads(assignment).get(d, 0) for d in instance.unjudged}
         assert instance.difference(full, direction) == pytest.approx(value, abs=1e-9)

@@ -57,7 +57,9 @@ def test_trec_eval_output_parses_back_to_the_csv_values(ranges):
 
 def test_trec_eval_and_latex_from_the_dataframes():
     frame = medopt.compare(A, B, QRELS, ["P@5", "AP@5"])
-    assert medopt.to_trec_eval(frame) == cli(*ARGS, "--format", "trec_eval")
+    assert medopt.to_trec_eval(frame) == cli(*ARGS, "--format", "trec_eval", "-q")  # trec_eval -q: every topic
+    summary = medopt.compare(A, B, QRELS, ["P@5", "AP@5"], per_topic=False)
+    assert medopt.to_trec_eval(summary) == cli(*ARGS, "--format", "trec_eval")  # trec_eval: the means only
     assert medopt.to_latex(frame) == cli(*ARGS, "--format", "latex")
     three = medopt.matrix([A, B, str(EXAMPLES / "run.run2.txt")], QRELS, ["P@5"], jobs=1)
     with pytest.raises(MedoptError, match="holds one pair of runs; these rows hold 3"):

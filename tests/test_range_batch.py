@@ -13,6 +13,7 @@ import sqlite3
 import pytest
 
 import medopt
+from medopt.metrics import resolve_max_grade
 from medopt.batch import Settings, run_matrix
 from medopt.io.trec import read_qrels, read_run
 
@@ -26,8 +27,9 @@ def graded_job(tmp_path_factory):
 
 
 def expected_range(metric, runs, judgments, run_a, run_b, topic):
+    """The topic's range under SPEC 1's G: the largest grade of the whole qrels."""
     return medopt.difference_range(metric, runs[run_a].rankings[topic], runs[run_b].rankings[topic],
-                                   judgments.get(topic, {}))
+                                   judgments.get(topic, {}), max_grade=resolve_max_grade(None, judgments))
 
 
 @pytest.mark.parametrize("fast", [True, False])
@@ -52,9 +54,11 @@ def test_matrix_range_rows_are_difference_ranges(graded_job, tmp_path, fast):
         assert row["solver"] == ("numpy" if fast and method in ("closed-form", "ndcg-profiles") else expected.solver)
         for end, sign in (("low", -1), ("high", 1)):  # each end's assignment re-scores to it
             grades = {**judgments.get(topic, {}), **json.loads(row[f"{end}_assignment"])}
-            score = lambda run: medopt.score(metric, runs[run].rankings[topic], grades)  # noqa: E731
+            score = lambda run: medopt.score(metric, runs[run].rankings[topic], grades,  # noqa: E731
+                                             max_grade=resolve_max_grade(None, judgments))
             assert score(run_a) - score(run_b) == pytest.approx(row[end], abs=1e-9), (end, metric, topic)
-        med = medopt.med(metric, runs[run_a].rankings[topic], runs[run_b].rankings[topic], judgments.get(topic, {}))
+        med = medopt.med(metric, runs[run_a].rankings[topic], runs[run_b].rankings[topic], judgments.get(topic, {}),
+                         max_grade=resolve_max_grade(None, judgments))
         assert row["value"] == pytest.approx(med.value, abs=1e-9)
 
 
@@ -100,7 +104,7 @@ def test_a_heuristic_method_is_refused_before_anything_runs(graded_job, tmp_path
 
 def test_compare_range_rows_and_the_mean_range(graded_job):
     paths, qrels = graded_job
-    result = cli("compare", paths[0], paths[1], "--qrels", qrels, "-m", "AP@5", "-m", "P@3", "--range")
+    result = cli("compare", paths[0], paths[1], "--qrels", qrels, "-m", "AP@5", "-m", "P@3", "--range", "-q")
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader(io.StringIO(result.output)))
     runs = {read_run(p).name: read_run(p) for p in paths}
@@ -115,12 +119,12 @@ def test_compare_range_rows_and_the_mean_range(graded_job):
             assert float(row["high"]) == pytest.approx(expected.high, abs=1e-9)
             assert float(row["med"]) == pytest.approx(expected.med, abs=1e-9)
             assert row["low_certified"] == row["high_certified"] == "true"
-            assert row["verdict"] == ("decided" if expected.decided else "can flip")
+            assert row["verdict"] == expected.verdict
         low = sum(float(r["low"]) for r in topics) / len(topics)
         high = sum(float(r["high"]) for r in topics) / len(topics)
         assert float(mean_row["low"]) == pytest.approx(low, abs=1e-9)
         assert float(mean_row["high"]) == pytest.approx(high, abs=1e-9)
-        assert mean_row["verdict"] == ("decided" if low > 0 or high < 0 else "can flip")
+        assert mean_row["verdict"] == ("decided" if low > 1e-9 or high < -1e-9 else "can flip")  # all certified
         # the MED of the means never exceeds the mean of the MEDs
         assert max(high, -low) <= float(mean_row["med"]) + 1e-12
     plain = cli("compare", paths[0], paths[1], "--qrels", qrels, "-m", "P@3")
@@ -131,7 +135,8 @@ def test_compare_range_decides_when_one_run_is_ahead_whatever_is_judged(tmp_path
     (tmp_path / "a.run").write_text("1 Q0 r1 1 2 A\n1 Q0 r2 2 1 A\n")
     (tmp_path / "b.run").write_text("1 Q0 n1 1 2 B\n1 Q0 u 2 1 B\n")
     (tmp_path / "q").write_text("1 0 r1 1\n1 0 r2 1\n1 0 n1 0\n")
-    result = cli("compare", tmp_path / "a.run", tmp_path / "b.run", "--qrels", tmp_path / "q", "-m", "P@2", "--range")
+    result = cli("compare", tmp_path / "a.run", tmp_path / "b.run", "--qrels", tmp_path / "q", "-m", "P@2", "--range",
+                 "-q")
     rows = list(csv.DictReader(io.StringIO(result.output)))
     assert [(r["topic"], float(r["low"]), float(r["high"]), r["verdict"]) for r in rows] == [
         ("1", 0.5, 1.0, "decided"), ("all", 0.5, 1.0, "decided")]

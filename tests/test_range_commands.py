@@ -58,18 +58,19 @@ def test_bounds_rows_are_the_api_ranges_and_trec_eval_scores(files):
     runs, qrels = files
     result = invoke("bounds", runs["ra"], runs["rb"], "--qrels", qrels, *[a for m in METRICS for a in ("-m", m)])
     assert result.exit_code == 0, result.output
-    assert "topic(s) have no judgments" in result.stderr  # topic 3, counted with nothing judged
+    assert "1 of 3 run topic(s) left out" in result.stderr  # topic 3 is not judged: left out, as trec_eval does
     rows = rows_of(result)
-    assert list(rows[0]) == ["run", "topic", "metric", "low", "high", "trec_eval", "low_certified",
+    assert list(rows[0]) == ["run", "topic", "metric", "low", "high", "trec_eval", "judged", "low_certified",
                              "high_certified", "method", "seconds"]
-    assert len(rows) == 2 * (3 * 4 + 4)
+    assert len(rows) == 2 * (2 * 4 + 4)
     judgments = read_qrels(qrels)
+    top = max(g for judged in judgments.values() for g in judged.values())  # SPEC 1: the file's top grade
     for row in rows:
         if row["topic"] == "all":
             continue
         ranking = read_run(runs[row["run"]]).rankings[row["topic"]]
-        expected = medopt.score_range(row["metric"], ranking, judgments.get(row["topic"], {}))
-        reported = medopt.score(row["metric"], ranking, judgments.get(row["topic"], {}))
+        expected = medopt.score_range(row["metric"], ranking, judgments.get(row["topic"], {}), max_grade=top)
+        reported = medopt.score(row["metric"], ranking, judgments.get(row["topic"], {}), max_grade=top)
         assert float(row["low"]) == pytest.approx(expected.low, abs=1e-9)
         assert float(row["high"]) == pytest.approx(expected.high, abs=1e-9)
         assert float(row["trec_eval"]) == pytest.approx(reported, abs=1e-9)
@@ -80,9 +81,9 @@ def test_bounds_rows_are_the_api_ranges_and_trec_eval_scores(files):
             name = str(medopt.parse_metric(metric))
             topics = [r for r in rows if r["run"] == run and r["metric"] == name and r["topic"] != "all"]
             (mean,) = [r for r in rows if r["run"] == run and r["metric"] == name and r["topic"] == "all"]
-            assert [r["topic"] for r in topics] == ["1", "2", "3"]
-            for column in ("low", "high", "trec_eval"):
-                assert float(mean[column]) == pytest.approx(sum(float(r[column]) for r in topics) / 3, abs=1e-9)
+            assert [r["topic"] for r in topics] == ["1", "2"]
+            for column in ("low", "high", "trec_eval", "judged"):
+                assert float(mean[column]) == pytest.approx(sum(float(r[column]) for r in topics) / 2, abs=1e-9)
             assert float(mean["low"]) <= float(mean["trec_eval"]) <= float(mean["high"])
 
 
@@ -169,7 +170,7 @@ def test_plot_bounds_ranks_runs_by_their_trec_eval_score(files, tmp_path):
     assert result.exit_code == 0, result.output
     data = png.read_bytes()
     assert data.startswith(PNG) and len(data) > 2000
-    with pytest.warns(MedoptWarning, match="1 of 3 topic"):
+    with pytest.warns(MedoptWarning, match="1 of 3 run topic"):
         drawn = plot_bounds([runs["ra"], runs["rb"], runs["rc"]], qrels, "nDCG@5", [tmp_path / "again.pdf"])
     table = rows_of(invoke("bounds", runs["ra"], runs["rb"], runs["rc"], "--qrels", qrels, "-m", "nDCG@5"))
     means = {r["run"]: float(r["trec_eval"]) for r in table if r["topic"] == "all"}

@@ -246,7 +246,7 @@ def test_compare_reports_rbo_beside_med():
     assert mean.rbo_min == pytest.approx(topics.rbo_min.mean())
     # the command prints the same rows
     result = CliRunner().invoke(main, ["compare", str(RUNS[0]), str(RUNS[1]), "--qrels", str(QRELS),
-                                       "-m", "RBP(p=0.9)", "-m", "RBO(p=0.9)"])
+                                       "-m", "RBP(p=0.9)", "-m", "RBO(p=0.9)", "-q"])
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader(io.StringIO(result.output)))
     assert [r["metric"] for r in rows] == list(frame.metric)

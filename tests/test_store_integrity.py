@@ -171,7 +171,7 @@ def test_run_names_stay_stable_across_resume(tmp_path):
 def test_the_same_run_file_twice_is_refused(tmp_path):
     write_inputs(tmp_path)
     line = error_line(cli(tmp_path, "matrix", "a.run", "./a.run", "-m", "P@5", "-j", "1"))
-    assert "./a.run: the same file as a.run" in line
+    assert "a.run and ./a.run are the same file" in line
     assert not (tmp_path / "medopt-matrix.sqlite").exists()
 
 

@@ -339,8 +339,8 @@ def run_matrix(runs, metrics, *, qrels=None, store="medopt-matrix.sqlite", setti
                 done[0] += len(extra)
                 plan.rows += len(extra)
                 plan.stored += held
-            results.replace_pairs(pair_summary(results.rows(), runset))  # the per-pair summary, made anew
-            results.release()
+            results.release()  # the claim ends (committed with the first rows, or here when none came)
+            results.replace_pairs(pair_summary(results.rows(), runset), runset.names)  # the summary, made anew
     except BaseException as error:
         removed = created and store.exists() and remove_if_unused(store)  # a job that stored nothing leaves nothing
         if not removed and done[0] and isinstance(error, MedoptError):

@@ -44,10 +44,12 @@ class Observed:
 
 def pair_summary(rows, runset) -> list[dict]:
     """The summary rows (PAIR_COLUMNS) of the per-topic ``rows`` (dicts with the store's columns) of the
-    runs in ``runset`` (a RunSet: the observed scores are computed from its rankings and judgments)."""
+    pairs of runs in ``runset`` (a RunSet: the observed scores are computed from its rankings and
+    judgments; rows of other runs, a store's from an earlier job, are left to it)."""
     groups: dict = defaultdict(list)
+    names = set(runset.names)
     for row in rows:
-        if row["method"] != COMPANION_METHOD:
+        if row["method"] != COMPANION_METHOD and row["run_a"] in names and row["run_b"] in names:
             groups[row["run_a"], row["run_b"], row["metric"], row["method"]].append(row)
     observed = Observed(runset)
     summary = []

@@ -376,7 +376,8 @@ def read_topic_choice(value) -> list[str] | None:
         return topics
     topics = [t for t in text.replace(",", " ").split() if t]
     if not topics:
-        raise MedoptError(f"{option('topics', value)}: give a file of topic ids or a list such as 1,2,3")
+        raise MedoptError(f"{option('topics', None)} {value!r} names no topic: give a file of topic ids or a list "
+                          "such as 1,2,3")
     return topics
 
 
