@@ -93,7 +93,7 @@ def _counts(outcome, problems) -> Counter:
 
 
 def _inputs(folder: Path) -> list:
-    from medopt.generate import generate_qrels, generate_runs
+    from medopt.synthetic.generate import generate_qrels, generate_runs
     from medopt.io.trec import write_qrels, write_run
 
     paths = []

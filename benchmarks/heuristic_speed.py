@@ -20,7 +20,7 @@ from pathlib import Path
 
 import medopt
 from medopt.io.trec import read_qrels, read_run
-from medopt.random_instances import random_instances
+from medopt.synthetic.random_instances import random_instances
 
 METHODS = ("greedy", "tabu")
 RUNS = ("bm25", "bm25+rm3", "bm25+bert-mp", "bm25+t5-mp(zs)")

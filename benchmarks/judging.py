@@ -5,7 +5,7 @@
 together, over the first --topics topics.  The DL-HARD qrels play the assessor (a document they do
 not grade counts as judged not relevant).  The campaign starts from 0% and from 25% of each topic's
 qrels (seeded) and judges in batches of --batch documents of one topic, the policy choosing the
-topic and the documents, re-solving that topic's ranges after each batch (medopt.judging_simulation).
+topic and the documents, re-solving that topic's ranges after each batch (medopt.judging.simulation).
 
 Prints per metric and start: for each policy, the judgments spent (beyond the start) when 50% and
 90% of the pairs that all the qrels decide are decided (the mean difference range excludes 0, SPEC 7),
@@ -35,8 +35,8 @@ from exact_depth import select_pairs  # noqa: E402  (the seeded pairs, shared wi
 
 import medopt  # noqa: E402
 from medopt.io.trec import read_qrels, read_run  # noqa: E402
-from medopt.judging import POLICIES  # noqa: E402
-from medopt.judging_simulation import simulate  # noqa: E402
+from medopt.judging.next import POLICIES  # noqa: E402
+from medopt.judging.simulation import simulate  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "dl-hard"
 METRICS = ["nDCG@10", "AP@100"]
@@ -89,7 +89,7 @@ def main() -> None:
     parser.add_argument("--metrics", nargs="+", default=METRICS)
     parser.add_argument("--starts", nargs="+", type=float, default=STARTS)
     parser.add_argument("--policies", nargs="+", default=list(POLICIES), choices=(*POLICIES, "clairvoyant"),
-                        help="clairvoyant: a yardstick that reads the grades (medopt.judging_simulation)")
+                        help="clairvoyant: a yardstick that reads the grades (medopt.judging.simulation)")
     parser.add_argument("--pairs", type=int, default=10)
     parser.add_argument("--topics", type=int, default=50)
     parser.add_argument("--batch", type=int, default=10, help="documents judged per topic and round")

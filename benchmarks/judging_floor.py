@@ -1,5 +1,5 @@
 """The floor under benchmarks/judging.py: the fewest judgments with which ANY policy, even one that
-knows every grade, can have 50% and 90% of the DL-HARD pairs decided (medopt.judging_floor, a
+knows every grade, can have 50% and 90% of the DL-HARD pairs decided (medopt.judging.floor, a
 proven lower bound), next to the pool and depth pooling's measured judgments (docs/judging.md).
 
 Same data as benchmarks/judging.py: the 10 seeded pairs, the first --topics topics, the qrels as the
@@ -26,8 +26,8 @@ from exact_depth import select_pairs  # noqa: E402  (the seeded pairs, shared wi
 from judging import DATA, GRADE_SCALE, decided_by_all  # noqa: E402
 
 from medopt.io.trec import read_qrels, read_run  # noqa: E402
-from medopt.judging_floor import floor, pair_deviations  # noqa: E402
-from medopt.judging_simulation import start_judgments  # noqa: E402
+from medopt.judging.floor import floor, pair_deviations  # noqa: E402
+from medopt.judging.simulation import start_judgments  # noqa: E402
 
 # docs/judging.md, Measured (2026-11-24): pool, depth pooling's judgments for 50% / 90%
 MEASURED = {("nDCG@10", 0.0): (2064, 1879, 1970), ("nDCG@10", 0.25): (1870, 1688, 1779),

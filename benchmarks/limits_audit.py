@@ -94,7 +94,7 @@ INTERRUPT_CASES = [("highs", 1.0), ("highs-setup", 1.5), ("cpsat", 1.0), ("boxes
 
 
 def interrupts(repeat: int, folder: Path, log) -> dict:
-    from medopt.generate import generate_runs
+    from medopt.synthetic.generate import generate_runs
     from medopt.io.trec import write_run
 
     paths = []
@@ -132,7 +132,7 @@ LIMIT_CHILD = r"""
 import json, sys, time
 import medopt
 from medopt.errors import TooLargeError
-from medopt.generate import generate_runs
+from medopt.synthetic.generate import generate_runs
 spec = json.loads(sys.argv[1])
 if not spec.get("cold"):  # warm: the imports before the clock; cold: the first solve imports them
     medopt.med("SSP@3", ["a", "b", "c"], ["c", "a", "d"], {}, solver="highs")
@@ -221,7 +221,7 @@ def time_limits(limits: list[float], quick: bool, log, cold: bool = False) -> di
 # -- part 3 ---------------------------------------------------------------------------------------
 
 def guards(folder: Path, log) -> dict:
-    from medopt.generate import generate_runs
+    from medopt.synthetic.generate import generate_runs
     from medopt.io.trec import write_run
 
     runs = []
@@ -270,8 +270,8 @@ import medopt, medopt.formulations, medopt.exact.driver, highspy
 from ortools.sat.python import cp_model
 from medopt.exact.driver import available_strategies
 from medopt.formulations import formulation_for
-from medopt.generate import generate_runs
-from medopt.instance import build_instance
+from medopt.synthetic.generate import generate_runs
+from medopt.core.instance import build_instance
 runs = generate_runs(2, 1, spec["depth"], seed=1, similarity=0.6)
 a, b = (list(next(iter(run.values()))) for run in runs.values())
 instance = build_instance(spec["metric"], a, b, {}, max_grade=spec.get("max_grade"))
@@ -305,8 +305,8 @@ CALIBRATION = [
 COMPILE_CHILD = r"""
 import json, time
 from medopt.formulations import formulation_for
-from medopt.generate import generate_runs
-from medopt.instance import build_instance
+from medopt.synthetic.generate import generate_runs
+from medopt.core.instance import build_instance
 from medopt.modeling import compile_model
 MODELS = [("SSP@{k}", 300, 1, "direct"), ("AP@{k}", 200, 1, "case"), ("ERR@{k}", 150, 2, "direct"),
           ("ERR@{k}", 300, 2, "compact"), ("nDCG@{k}", 10, 200, "lam"), ("Q(beta=1)@{k}", 40, 2, "case"),

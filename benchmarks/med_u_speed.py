@@ -1,6 +1,6 @@
 """MED-U speed: one topic pair at L = 12,000 through ``medopt.med`` and ``medopt.difference_range``
 (the closed form, and the re-scoring by the U evaluator that certifies it), on generated passage runs
-(medopt.generate.generate_passage_runs) and on a worst case of many short passages.
+(medopt.synthetic.generate.generate_passage_runs) and on a worst case of many short passages.
 
     PYTHONPATH=. .venv/bin/python benchmarks/med_u_speed.py [--repeats 20]
 """
@@ -12,7 +12,7 @@ import statistics
 import time
 
 import medopt
-from medopt.generate import generate_passage_judgments, generate_passage_runs
+from medopt.synthetic.generate import generate_passage_judgments, generate_passage_runs
 
 
 def timed(function, repeats: int) -> tuple[float, object]:

@@ -1,7 +1,7 @@
 """Exact against brute force, at scale: MED and both ends of both ranges (SPEC 4, 7) for every
 example metric of every registered family, on both solvers.
 
-Instances are seeded random ones (medopt.random_instances: graded 0..G with G = 1..2 mostly,
+Instances are seeded random ones (medopt.synthetic.random_instances: graded 0..G with G = 1..2 mostly,
 partially judged, lists of different lengths sharing documents, judged documents outside both
 lists); a third carry a relevance limit ("at most" or "at least").  For each instance and solver:
 the exact MED, the difference range's low and high ends and the score range's low and high ends
@@ -26,9 +26,9 @@ import numpy as np
 
 import medopt
 from medopt.errors import MedoptError
-from medopt.instance import RelevanceLimit
+from medopt.core.instance import RelevanceLimit
 from medopt.metrics import REGISTRY, parse_metric
-from medopt.random_instances import random_instance
+from medopt.synthetic.random_instances import random_instance
 
 ENDS = ("med", "high", "low", "score_high", "score_low")
 

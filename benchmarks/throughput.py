@@ -4,7 +4,7 @@ Each measurement runs the ``medopt matrix`` command as a fresh process (reading 
 files, computing, committing every row with its assignment to a new SQLite store) and
 times it with a wall clock.
 
-1. Generated runs (the seeded generator, medopt.generate): by default 16 runs x 10,000
+1. Generated runs (the seeded generator, medopt.synthetic.generate): by default 16 runs x 10,000
    topics x depth 20 -- 120 pairs, 1.2 million topic pairs per metric -- with binary qrels
    judging half of each pool (so nDCG@20 by Algorithm 1 is exact and certified).  One job
    per metric (P@10, SDCG@20, nDCG@20, RBP(p=0.95)), then one with all four; prints topic-pair
@@ -42,7 +42,7 @@ MEDOPT = [sys.executable, "-m", "medopt.cli"]
 
 
 def generate(directory: Path, n_runs: int, n_topics: int, depth: int, seed: int) -> tuple[list[str], str]:
-    from medopt.generate import generate_qrels, generate_runs
+    from medopt.synthetic.generate import generate_qrels, generate_runs
     from medopt.io.trec import write_qrels, write_run
 
     runs = generate_runs(n_runs, n_topics, depth, seed=seed)

@@ -7,16 +7,17 @@ import (an interrupt at any moment is one line, docs/limits.md#interrupts).
 
 _LAZY = {
     "med": "api", "score": "api", "difference_range": "api", "score_range": "api",
-    "compare": "runs", "matrix": "runs", "to_trec_eval": "runs", "to_latex": "runs",
-    "MED": "measure", "MEDRange": "measure", "judge_next": "judging",
+    "compare": "workflows.compare", "matrix": "workflows.matrix", "to_trec_eval": "workflows.outputs",
+    "to_latex": "workflows.outputs",
+    "MED": "workflows.measure", "MEDRange": "workflows.measure", "judge_next": "judging.next",
     "InputFormatError": "errors", "InputFrameError": "errors", "MedoptError": "errors",
     "MetricSyntaxError": "errors", "TooLargeError": "errors",
-    "Instance": "instance", "RelevanceLimit": "instance", "build_instance": "instance",
+    "Instance": "core.instance", "RelevanceLimit": "core.instance", "build_instance": "core.instance",
     "PassageRun": "io.passages", "read_passage_run": "io.passages", "read_spans": "io.passages",
     "read_passage_judgments": "io.passages",
-    "PassageInstance": "passages", "build_passage_instance": "passages",
+    "PassageInstance": "core.passage_instance", "build_passage_instance": "core.passage_instance",
     "Grading": "metrics", "parse_metric": "metrics",
-    "MedResult": "result", "RangeResult": "result",
+    "MedResult": "core.result", "RangeResult": "core.result",
 }
 
 

@@ -9,11 +9,11 @@ from typing import Mapping, Sequence
 
 from . import methods
 from .errors import MedoptError
-from .instance import RelevanceLimit, build_instance
+from .core.instance import RelevanceLimit, build_instance
 from .io.frames import one_topic
 from .metrics import PER_TOPIC, parse_metric
-from .passages import build_passage_instance
-from .result import MedResult, RangeResult, complete
+from .core.passage_instance import build_passage_instance
+from .core.result import MedResult, RangeResult, complete
 
 
 def med(metric, a: Sequence[str], b: Sequence[str], judgments: Mapping[str, int] | None = None, *,

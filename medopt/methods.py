@@ -28,10 +28,10 @@ from .heuristics.greedy_pairs import greedy_pairs
 from .heuristics.ndcg_profiles import ndcg_profiles, ndcg_profiles_range, too_large
 from .heuristics.tabu import tabu
 from .heuristics.tc_err import tc_err
-from .instance import Instance
-from .passages import PassageInstance
+from .core.instance import Instance
+from .core.passage_instance import PassageInstance
 from .metrics import Metric
-from .result import MedResult, RangeResult
+from .core.result import MedResult, RangeResult
 
 # accepted by every method: the exact solver, enumeration, the nDCG profile search, greedy, tabu, tc-err
 # and greedy-pairs honour it (each stops when it is up and returns the best found, uncertified); the

@@ -5,8 +5,8 @@ import itertools
 import numpy as np
 import pytest
 
-from medopt.instance import RelevanceLimit, build_instance
-from medopt.random_instances import random_instance
+from medopt.core.instance import RelevanceLimit, build_instance
+from medopt.synthetic.random_instances import random_instance
 
 
 def oracle_cases(seed: int, count: int, **options):

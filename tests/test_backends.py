@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from medopt.formulations import REGISTRY
 from medopt.formulations.q_profiles import QBox
-from medopt.instance import build_instance
+from medopt.core.instance import build_instance
 from medopt.solvers.backends import HighsSession, solve
 
 Q = REGISTRY["Q"]

@@ -15,9 +15,9 @@ from click.testing import CliRunner
 import medopt
 from medopt.batch import Settings, run_matrix
 from medopt.cli import main
-from medopt.generate import generate_qrels, generate_runs
+from medopt.synthetic.generate import generate_qrels, generate_runs
 from medopt.io.trec import read_qrels, read_run, write_qrels, write_run
-from medopt.store import COLUMNS, KEY, ResultStore, export_results
+from medopt.io.store import COLUMNS, KEY, ResultStore, export_results
 
 
 def write_job(directory, *, n_runs, n_topics, depth, seed, qrels=True, max_grade=1, judged=0.4):

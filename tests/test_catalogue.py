@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from medopt.catalogue import EXAMPLES, export_model, slug, write_catalogue
+from medopt.workflows.catalogue import EXAMPLES, export_model, slug, write_catalogue
 from medopt.cli import main
-from medopt.instance import build_instance
+from medopt.core.instance import build_instance
 
 MODELS = Path(__file__).resolve().parent.parent / "models"
 
@@ -43,7 +43,7 @@ def test_committed_catalogue_is_up_to_date(tmp_path):
     committed = {p.name for p in MODELS.iterdir()} if MODELS.is_dir() else set()
     drifted = sorted(generated ^ committed)
     drifted += sorted(n for n in generated & committed if (tmp_path / n).read_bytes() != (MODELS / n).read_bytes())
-    assert not drifted, f"models/ is out of date ({', '.join(drifted)}): run `python -m medopt.catalogue models`"
+    assert not drifted, f"models/ is out of date ({', '.join(drifted)}): run `python -m medopt.workflows.catalogue models`"
 
 
 def test_catalogue_has_a_page_per_family_and_the_example_values():

@@ -18,7 +18,7 @@ from medopt.campaigns.peer import printed_tolerance
 from medopt.cli.certify import certify_command
 from medopt.errors import MedoptError
 from medopt.io.trec import read_qrels, read_run
-from medopt.result import MedResult
+from medopt.core.result import MedResult
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 RUNS = [EXAMPLES / f"run.run{i}.txt" for i in range(3)]

@@ -10,9 +10,9 @@ import medopt
 from medopt import methods
 from medopt.batch import Settings
 from medopt.batch.matrix import resolve_method
-from medopt.instance import RelevanceLimit, build_instance
+from medopt.core.instance import RelevanceLimit, build_instance
 from medopt.metrics import parse_metric
-from medopt.random_instances import random_instance
+from medopt.synthetic.random_instances import random_instance
 
 INSTANCES = 320
 TOLERANCE = 1e-9

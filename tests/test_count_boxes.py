@@ -23,7 +23,7 @@ from medopt.formulations.count_rows import CountRows, complete
 from medopt.formulations.precision_bounds import relevance_chains, relevance_quadratic
 from medopt.kernels.precision_chains import chain_max
 from medopt.metrics import parse_metric
-from medopt.reductions import reduce
+from medopt.core.reductions import reduce
 
 from exact_cases import assert_med_and_ends_are, graded_instances
 from test_roof_search import interleaved_cases

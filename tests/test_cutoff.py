@@ -8,7 +8,7 @@ import math
 import pytest
 
 from medopt.formulations import formulation_for
-from medopt.instance import build_instance
+from medopt.core.instance import build_instance
 from medopt.solvers.backends import CUTOFF_SLACK, compile_model, solve
 from exact_cases import oracle_cases
 

@@ -15,7 +15,7 @@ from medopt.batch import Settings, run_matrix
 from medopt.cli import main
 from medopt.errors import MedoptError, MedoptWarning
 from medopt.io.trec import read_qrels, read_run
-from medopt.store import ResultStore
+from medopt.io.store import ResultStore
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 RUNS = [EXAMPLES / f"run.run{i}.txt" for i in range(3)]

@@ -205,9 +205,9 @@ def test_ap_dinkelbach_matrix_is_the_pyomo_model():
     columns, rows, N and D of the Pyomo model (build(lam=...)), on random graded instances with
     partial judgments, relevance limits and rank dominance (reductions.reduce)."""
     from medopt.formulations import formulation_for
-    from medopt.instance import build_instance
+    from medopt.core.instance import build_instance
     from medopt.exact.dinkelbach import dinkelbach_matrix
-    from medopt.reductions import reduce
+    from medopt.core.reductions import reduce
 
     compared = identical = 0
     for index, (case, limits) in enumerate(oracle_cases(seed=331, count=60)):

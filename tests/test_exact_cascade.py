@@ -18,9 +18,9 @@ import medopt
 from medopt.errors import MedoptError
 from medopt.formulations import REGISTRY
 from medopt.formulations.cascade import Cascade
-from medopt.reductions import reduce
-from medopt.instance import RelevanceLimit, build_instance
-from medopt.random_instances import random_instances
+from medopt.core.reductions import reduce
+from medopt.core.instance import RelevanceLimit, build_instance
+from medopt.synthetic.random_instances import random_instances
 from medopt.solvers.backends import compile_model, solve
 
 FAMILIES = ["RR@{k}", "RR", "ERR@{k}", "ERR"]

@@ -18,13 +18,13 @@ import pytest
 import medopt
 from medopt.errors import MedoptError
 from medopt.formulations import formulation_for
-from medopt.instance import judged_count
+from medopt.core.instance import judged_count
 from medopt.formulations import q_boxes
 from medopt.formulations.q_boxes import ProfileBoxes
 from medopt.formulations.q_profiles import QBox, QProfile, box_case, depth, profile_grades, shared_ranks, tighten
 from medopt.kernels.q_enumeration import chain_rows
-from medopt.instance import RelevanceLimit, build_instance
-from medopt.random_instances import random_instances
+from medopt.core.instance import RelevanceLimit, build_instance
+from medopt.synthetic.random_instances import random_instances
 from medopt.solvers.backends import replace_integer, solve
 
 SOLVERS = ("highs", "cpsat")

@@ -14,8 +14,8 @@ from medopt.metrics import resolve_max_grade
 from medopt.errors import MedoptError
 from medopt.batch.fastpath import med_rows
 from medopt.batch.runset import columns_from_rankings, load_runset, read_run_columns
-from medopt.generate import generate_runs
-from medopt.instance import build_instance
+from medopt.synthetic.generate import generate_runs
+from medopt.core.instance import build_instance
 from medopt.io.trec import read_run, write_run
 from medopt.metrics import parse_metric
 

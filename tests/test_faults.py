@@ -28,7 +28,7 @@ from fault_cases import GOOD_RUNS, QRELS, cases, listing, run_case  # noqa: E402
 
 from medopt.cli import main  # noqa: E402
 from medopt.errors import InputFormatError, MedoptError, TooLargeError  # noqa: E402
-from medopt.store import COLUMNS, ResultStore  # noqa: E402
+from medopt.io.store import COLUMNS, ResultStore  # noqa: E402
 
 CASES = cases()
 
@@ -266,7 +266,7 @@ ATTEMPT_TOPICS = (200, 800, 3200)  # a job that beat the signal is tried again, 
 
 
 def long_job(folder: Path, topics: int = 200) -> list:
-    from medopt.generate import generate_runs
+    from medopt.synthetic.generate import generate_runs
     from medopt.io.trec import write_run
 
     folder.mkdir(parents=True, exist_ok=True)

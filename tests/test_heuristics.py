@@ -13,8 +13,8 @@ import pytest
 import medopt
 from medopt.errors import MedoptError
 from medopt.heuristics import greedy as greedy_module
-from medopt.instance import RelevanceLimit
-from medopt.random_instances import random_instances
+from medopt.core.instance import RelevanceLimit
+from medopt.synthetic.random_instances import random_instances
 
 X3 = "A B C D E F G H J K".split()
 X4 = "A D B E C G F J L H".split()

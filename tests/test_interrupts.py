@@ -25,7 +25,7 @@ CHILD = r"""
 import sys
 import medopt
 import medopt.solvers.backends as backends
-from medopt.generate import generate_runs
+from medopt.synthetic.generate import generate_runs
 
 case = sys.argv[1]
 
@@ -117,7 +117,7 @@ def test_ctrl_c_stops_a_solve_within_two_seconds(case, wait):
 @pytest.fixture(scope="module")
 def run_files(tmp_path_factory):
     """Two generated 100-deep runs, one topic."""
-    from medopt.generate import generate_runs
+    from medopt.synthetic.generate import generate_runs
     from medopt.io.trec import write_run
 
     folder = tmp_path_factory.mktemp("runs")

@@ -1,4 +1,4 @@
-"""Which documents to judge next (``medopt.judging``): lookahead checked by enumeration.
+"""Which documents to judge next (``medopt.judging.next``): lookahead checked by enumeration.
 
 On small seeded instances (three runs, two topics, graded and binary metrics, partial judgments), every
 candidate's one-step value is computed here by brute force: each pair's range by enumerating every
@@ -19,8 +19,8 @@ import pytest
 
 import medopt
 from medopt.errors import MedoptError
-from medopt.judging import Judging, judge_next
-from medopt.judging_simulation import decided_at, judgments_for_share, simulate
+from medopt.judging.next import Judging, judge_next
+from medopt.judging.simulation import decided_at, judgments_for_share, simulate
 from medopt.metrics import parse_metric
 
 METRICS = ["AP@3", "nDCG@3", "P@3", "RR", "ERR@4", "AP"]

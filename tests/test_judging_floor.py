@@ -1,4 +1,4 @@
-"""medopt.judging_floor: the floor is at most the true fewest judgments (brute force on small seeded
+"""medopt.judging.floor: the floor is at most the true fewest judgments (brute force on small seeded
 instances: every set of documents judged, in the lists or outside them, the exact ranges by
 enumeration), the per-topic inequality of its proof holds, and it is not trivially 0."""
 
@@ -13,7 +13,7 @@ import pytest
 
 import medopt
 from medopt.errors import MedoptError
-from medopt.judging_floor import deviations, floor, pair_deviations
+from medopt.judging.floor import deviations, floor, pair_deviations
 
 G = 2
 
@@ -98,7 +98,7 @@ def fewest_over_combinations(per_topic, pairs: int) -> dict:
         lows = (lows[:, None] + low[None, :]).reshape(-1, pairs)
         highs = (highs[:, None] + high[None, :]).reshape(-1, pairs)
         relaxed = (relaxed[:, None] + bound[None, :]).reshape(-1, pairs, 2)
-    decided = ((lows > 0) | (highs < 0)).sum(axis=1)  # medopt.result.verdict(low, high) == "decided"
+    decided = ((lows > 0) | (highs < 0)).sum(axis=1)  # medopt.core.result.verdict(low, high) == "decided"
     held = (relaxed.max(axis=2) >= -1e-9).sum(axis=1)
     fewest = {}
     for k in range(1, pairs + 1):

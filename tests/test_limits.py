@@ -14,10 +14,10 @@ import medopt
 from medopt.errors import MedoptError, TooLargeError
 from medopt.formulations import REGISTRY as FORMULATIONS
 from medopt.formulations.precision_sums import PrecisionSums
-from medopt.generate import generate_runs
-from medopt.instance import build_instance
-from medopt.limits import OutOfTime, Ticker, check_time, remaining, until
-from medopt.random_instances import random_instances
+from medopt.synthetic.generate import generate_runs
+from medopt.core.instance import build_instance
+from medopt.core.deadlines import OutOfTime, Ticker, check_time, remaining, until
+from medopt.synthetic.random_instances import random_instances
 from medopt.solvers.stoppable import SolverOverran, run_stoppable
 from test_exact import _pyomo_label, _rows
 from test_roof_search import without_count_boxes
@@ -88,7 +88,7 @@ def test_time_limit_covers_model_building_at_depth_1000(warm, monkeypatch):
 COLD_CALL = """
 import sys, time
 import medopt
-from medopt.generate import generate_runs
+from medopt.synthetic.generate import generate_runs
 runs = generate_runs(2, 1, 1000, seed=1, similarity=0.6)
 a, b = (list(next(iter(run.values()))) for run in runs.values())
 assert "medopt.formulations" not in sys.modules  # the models are not imported yet: the call imports them
@@ -581,7 +581,7 @@ def test_ssp_direct_matrix_is_the_pyomo_model():
     """PrecisionSums.direct_matrix (the SSP model solved) has the rows and objective of build_direct's
     Pyomo model (the one exported to the catalogue), on random graded instances with rank dominance."""
     from medopt.modeling import compile_model
-    from medopt.reductions import reduce
+    from medopt.core.reductions import reduce
 
     formulation, compared = FORMULATIONS["SSP"], 0
     for index, case in enumerate(random_instances(23, 40)):

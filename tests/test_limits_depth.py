@@ -17,16 +17,16 @@ import numpy as np
 import pytest
 
 from medopt.formulations import q_quick
-from medopt.instance import build_instance
-from medopt.random_instances import random_instances
-from medopt.reductions import dominance_keys, rank_dominance
+from medopt.core.instance import build_instance
+from medopt.synthetic.random_instances import random_instances
+from medopt.core.reductions import dominance_keys, rank_dominance
 
 LIMIT_GB = 1.0
 
 DEEP_CALL = """
 import json, resource, sys, time
 import medopt
-from medopt.generate import generate_qrels, generate_runs
+from medopt.synthetic.generate import generate_qrels, generate_runs
 metric, time_limit, max_grade, method = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 runs = generate_runs(2, 1, 10_000, seed=7, similarity=0.6)
 a, b = runs["run0"]["401"][:1000], runs["run1"]["401"]  # 1000 deep against 10,000 deep
@@ -163,8 +163,8 @@ def test_the_roof_duals_pairs_are_refused_past_the_memory_ceiling():
     driver ends the direction at its quick bound), and a small one is built as before."""
     from medopt.formulations.precision_bounds import ROOF_BYTES_PER_PAIR, pair_count
     from medopt.formulations.precision_sums import PrecisionSums
-    from medopt.generate import generate_runs
-    from medopt.limits import SMALL_STEP, OutOfRoom, memory_ceiling
+    from medopt.synthetic.generate import generate_runs
+    from medopt.core.deadlines import SMALL_STEP, OutOfRoom, memory_ceiling
 
     runs = generate_runs(2, 1, 1500, seed=2, similarity=0.6)
     a, b = runs["run0"]["401"], runs["run1"]["401"]
@@ -189,7 +189,7 @@ def test_matrix_sends_a_profile_search_of_many_grades_through_the_time_limit(tmp
     from medopt.batch import matrix
     from medopt.cli import main
     from medopt.metrics import parse_metric
-    from medopt.store import ResultStore
+    from medopt.io.store import ResultStore
 
     ndcg = parse_metric("nDCG@5")
     top = matrix.FAST_PROFILE_GRADES

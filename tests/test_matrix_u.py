@@ -10,10 +10,10 @@ from click.testing import CliRunner
 import medopt
 from medopt.cli import main
 from medopt.errors import MedoptError
-from medopt.generate import generate_passage_judgments, generate_passage_runs
+from medopt.synthetic.generate import generate_passage_judgments, generate_passage_runs
 from medopt.io.passages import write_passage_run, write_spans
 from medopt.io.trec import write_qrels
-from medopt.store import ResultStore
+from medopt.io.store import ResultStore
 
 METRIC = "U(L=12000)"
 

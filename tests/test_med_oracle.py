@@ -5,7 +5,7 @@ import zlib
 import pytest
 
 import medopt
-from medopt.random_instances import random_instances
+from medopt.synthetic.random_instances import random_instances
 
 INSTANCES = 1000
 

@@ -248,7 +248,7 @@ def test_command_errors_are_one_line_exit_2(tmp_path):
 
 
 def test_generator_is_seeded_and_the_shipped_example_is_its_output(tmp_path):
-    from medopt.generate import generate_passage_runs, passage_example_paths, write_passage_example
+    from medopt.synthetic.generate import generate_passage_runs, passage_example_paths, write_passage_example
     assert generate_passage_runs(2, 2, 5, seed=3) == generate_passage_runs(2, 2, 5, seed=3)
     assert generate_passage_runs(2, 2, 5, seed=3) != generate_passage_runs(2, 2, 5, seed=4)
     written = write_passage_example(tmp_path)
@@ -259,7 +259,7 @@ def test_generator_is_seeded_and_the_shipped_example_is_its_output(tmp_path):
 
 
 def test_shipped_example(tmp_path):
-    from medopt.generate import passage_example_paths
+    from medopt.synthetic.generate import passage_example_paths
     paths = passage_example_paths()
     assert all(Path(p).stat().st_size < 20_000 for p in paths.values())
     frame = medopt.compare(paths["run_a"], paths["run_b"], paths["qrels"], ["U(L=12000)"], spans=paths["spans"])

@@ -19,10 +19,10 @@ from medopt.batch.fastpath import med_rows, range_columns
 from medopt.batch.matrix import resolve_method
 from medopt.batch.runset import columns_from_rankings, load_runset
 from medopt.errors import MedoptError
-from medopt.instance import RelevanceLimit, build_instance
+from medopt.core.instance import RelevanceLimit, build_instance
 from medopt.kernels import ndcg_profiles as kernel
 from medopt.metrics import parse_metric
-from medopt.random_instances import random_instance
+from medopt.synthetic.random_instances import random_instance
 
 from test_fastpath import random_topics
 

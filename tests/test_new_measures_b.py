@@ -24,7 +24,7 @@ from medopt.batch.fastpath import med_rows
 from medopt.batch.runset import columns_from_rankings, load_runset
 from medopt.errors import MedoptError, MetricSyntaxError
 from medopt.formulations import formulation_for
-from medopt.instance import RelevanceLimit, build_instance
+from medopt.core.instance import RelevanceLimit, build_instance
 from medopt.metrics import parse_metric
 from medopt.solvers import solve
 

@@ -109,8 +109,8 @@ def test_the_pyomo_model_has_the_optimum_of_the_matrix_model(measure):
     from medopt.exact.dinkelbach import dinkelbach_matrix
     from medopt.exact.direct import solve_direct
     from medopt.formulations import formulation_for
-    from medopt.instance import build_instance
-    from medopt.reductions import reduce
+    from medopt.core.instance import build_instance
+    from medopt.core.reductions import reduce
     from medopt.solvers import solve
     from pyomo.common.errors import InfeasibleConstraintException
 

@@ -133,7 +133,7 @@ def _through_the_readers(folder: Path) -> dict:
 def _through_the_fast_path(folder: Path) -> dict:
     """matrix's way: the array reader and the fast path's kernels, rows into a store."""
     from medopt.batch import Settings, run_matrix
-    from medopt.store import ResultStore
+    from medopt.io.store import ResultStore
 
     store = folder / "m.sqlite"
     store.unlink(missing_ok=True)

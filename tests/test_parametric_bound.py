@@ -12,7 +12,7 @@ import pytest
 
 import medopt
 from medopt.formulations import formulation_for
-from medopt.instance import build_instance, judged_count
+from medopt.core.instance import build_instance, judged_count
 from medopt.metrics import parse_metric
 from medopt.solvers.roof_dual import roof_dual_bound
 

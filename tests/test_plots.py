@@ -11,12 +11,13 @@ import medopt
 from medopt import plots, range_plots
 from medopt.batch import Settings, run_matrix
 from medopt.cli import main
-from medopt.generate import generate_qrels, generate_runs
+from medopt.synthetic.generate import generate_qrels, generate_runs
 from medopt.io.trec import write_qrels, write_run
-from medopt.plots import cluster_order, judged_fraction_points, mean_matrix, load_values, subsample_qrels
-from medopt.range_plots import observed_differences, plot_ranges, plot_verdicts
-from medopt.result import verdict
-from medopt.store import ResultStore, open_existing
+from medopt.plots.matrix import cluster_order, judged_fraction_points, mean_matrix, load_values, subsample_qrels
+from medopt.plots.ranges import observed_differences, plot_ranges
+from medopt.plots.verdicts import plot_verdicts
+from medopt.core.result import verdict
+from medopt.io.store import ResultStore, open_existing
 
 MAGIC = {".png": b"\x89PNG\r\n\x1a\n", ".pdf": b"%PDF-"}
 

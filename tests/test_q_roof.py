@@ -14,7 +14,7 @@ import medopt
 from medopt.errors import MedoptError
 from medopt.exact.lagrangian import Descent, lagrangian_bound, rows_bound
 from medopt.formulations import formulation_for
-from medopt.instance import build_instance
+from medopt.core.instance import build_instance
 from test_exact_q import (graded_instances, in_box, limits_for, profile_of, random_box, random_instances,
                           roots_and_assignments, shared_rank_instances, small_boxes)
 
@@ -319,7 +319,7 @@ def test_improve_locally_at_the_deadline_offers_its_best_point(monkeypatch):
     import pytest
 
     from medopt.exact import common
-    from medopt.limits import OutOfTime
+    from medopt.core.deadlines import OutOfTime
 
     instance = build_instance("Q(beta=1)@6", ["d1", "d2", "d3", "d4", "d5", "d6"], ["d6", "d5", "x", "d1", "d2", "y"],
                               {"x": 2}, max_grade=2)

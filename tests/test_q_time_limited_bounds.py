@@ -15,8 +15,8 @@ import pytest
 import medopt
 from medopt.exact import driver
 from medopt.formulations import q_boxes, q_quick
-from medopt.instance import build_instance
-from medopt.random_instances import random_instances
+from medopt.core.instance import build_instance
+from medopt.synthetic.random_instances import random_instances
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "dl-hard"
 

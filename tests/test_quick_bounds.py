@@ -14,7 +14,7 @@ import pytest
 import medopt
 from medopt.errors import MedoptError
 from medopt.formulations import formulation_for
-from medopt.instance import build_instance
+from medopt.core.instance import build_instance
 from medopt.metrics import parse_metric
 
 from exact_cases import oracle_cases

@@ -11,7 +11,7 @@ import medopt
 from medopt.cli import main
 from medopt.errors import MedoptWarning
 from medopt.io.trec import read_qrels, read_run, write_qrels, write_run
-from medopt.range_plots import load_ranges, plot_bounds
+from medopt.plots.ranges import load_ranges, plot_bounds
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -17,9 +17,9 @@ import pytest
 
 import medopt
 from medopt.errors import MedoptError
-from medopt.instance import build_instance
+from medopt.core.instance import build_instance
 from medopt.metrics import declared_reductions, parse_metric
-from medopt.reductions import reduce
+from medopt.core.reductions import reduce
 
 from exact_cases import oracle_cases
 from test_registry import EXAMPLES, seed_of

@@ -13,10 +13,10 @@ from click.testing import CliRunner
 
 import medopt
 from medopt.cli import main
-from medopt.companions import RBO, parse_companion, rbo
+from medopt.metrics.companions import RBO, parse_companion, rbo
 from medopt.errors import MetricSyntaxError
 from medopt.io.trec import read_run
-from medopt.store import ResultStore
+from medopt.io.store import ResultStore
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 RUNS = [EXAMPLES / f"run.run{i}.txt" for i in range(3)]

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from medopt.errors import InputFormatError, MedoptError
-from medopt.generate import generate_qrels, generate_runs, write_example
+from medopt.synthetic.generate import generate_qrels, generate_runs, write_example
 from medopt.io.trec import Run, pair_topics, read_qrels, read_run, write_qrels, write_run
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"

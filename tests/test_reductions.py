@@ -11,8 +11,8 @@ import itertools
 import numpy as np
 import pytest
 
-from medopt.instance import build_instance
-from medopt.reductions import reduce
+from medopt.core.instance import build_instance
+from medopt.core.reductions import reduce
 from exact_cases import oracle_cases
 
 METRICS = ["P@{k}", "DCG@{k}", "SDCG@{k}", "RBP(p=0.8)", "nDCG@{k}", "nDCG", "SSP@{k}", "AP@{k}",
@@ -74,7 +74,7 @@ def test_ndcg_fixes_documents_whose_net_weight_is_not_positive():
     # direction a: d2 has the same discount in both lists, d3 and d4 weigh more in B: all at grade 0
     assert reduce(instance, "a").fixed == {"d2": 0, "d3": 0, "d4": 0}
     assert reduce(instance, "b").fixed == {"d1": 0, "d2": 0}
-    from medopt.instance import RelevanceLimit
+    from medopt.core.instance import RelevanceLimit
     limited = build_instance("nDCG@3", ["d1", "d2", "d3"], ["d3", "d2", "d4"], {}, max_grade=2,
                              limits=[RelevanceLimit(grade=1, low=2)])
     assert reduce(limited, "a").fixed == {}  # an "at least" limit may need them relevant
@@ -104,7 +104,7 @@ def shared_ends_cases(seed, count):
 def test_shared_ends_keep_the_maximum(metric):
     """The common prefix and suffix fixed at 0 keep every direction that can hold the MED, and the
     exact driver (which applies it) returns the enumerated MED; the cases are built to have them."""
-    from medopt.reductions import shared_ends
+    from medopt.core.reductions import shared_ends
     from medopt.exact.driver import exact
     fixed_somewhere = 0
     for a, b, judgments, max_grade in shared_ends_cases(seed=len(metric) * 131, count=80):
@@ -125,7 +125,7 @@ def test_shared_ends_keep_the_maximum(metric):
 
 
 def test_shared_ends_finds_prefix_and_suffix():
-    from medopt.reductions import shared_ends
+    from medopt.core.reductions import shared_ends
     assert shared_ends(("p", "q", "x", "y", "s"), ("p", "q", "y", "x", "s")) == ("p", "q", "s")
     assert shared_ends(("p", "x", "y", "s"), ("p", "y", "z", "s")) == ("p",)  # {x, y} != {y, z}: no suffix
     assert shared_ends(("p", "x", "s"), ("p", "x", "s")) == ("p", "x", "s")

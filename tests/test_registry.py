@@ -22,10 +22,10 @@ from medopt import methods
 from medopt.errors import MedoptError
 from medopt.exact.enumeration import enumerate_directions
 from medopt.formulations import REGISTRY as FORMULATIONS
-from medopt.instance import build_instance
+from medopt.core.instance import build_instance
 from medopt.metrics import REGISTRY, Grading, Metric, Reduction, declared_reductions, parse_metric
 from medopt.metrics.proofs import Proof
-from medopt.reductions import reduce
+from medopt.core.reductions import reduce
 
 from exact_cases import looped_best, oracle_cases
 from test_reductions import reductions_keep_the_maximum

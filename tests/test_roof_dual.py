@@ -14,9 +14,9 @@ from scipy.optimize import linprog
 import medopt
 from medopt.errors import MedoptError
 from medopt.formulations import formulation_for
-from medopt.instance import build_instance, judged_count
+from medopt.core.instance import build_instance, judged_count
 from medopt.metrics import parse_metric
-from medopt.reductions import reduce as reduce_instance
+from medopt.core.reductions import reduce as reduce_instance
 from medopt.solvers.roof_dual import roof_dual_bound
 
 from exact_cases import oracle_cases

@@ -17,7 +17,8 @@ import medopt
 from medopt.batch.runset import _parse_quickly
 from medopt.cli import main
 from medopt.errors import MedoptError, MetricSyntaxError, command_line, option
-from medopt.io.trec import read_topic_choice, read_run
+from medopt.io.trec import read_run
+from medopt.io.topics import read_topic_choice
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 RUNS = [EXAMPLES / f"run.run{i}.txt" for i in range(4)]
@@ -133,7 +134,7 @@ def test_messages_name_the_keyword_in_python_and_the_flag_on_the_command_line(tm
         check_character_settings(Settings(solver="highs", max_grade=3))
     store = tmp_path / "s.sqlite"
     assert run("matrix", RUNS[0], RUNS[1], "--qrels", QRELS, "-m", "P@10", "--store", store).exit_code == 0
-    from medopt.store import export_results
+    from medopt.io.store import export_results
     with pytest.raises(MedoptError, match=r"pass fmt=\.\.\.") as error:
         export_results(store, tmp_path / "out.txt")
     assert "--format" not in str(error.value)

@@ -21,7 +21,7 @@ from fault_cases import GOOD_RUNS, QRELS
 
 from medopt.batch import run_matrix
 from medopt.cli import main
-from medopt.store import ResultStore
+from medopt.io.store import ResultStore
 
 
 def write_inputs(folder: Path) -> None:
@@ -192,7 +192,7 @@ def test_another_method_is_refused_unless_asked_and_plots_never_average_methods(
     for kind in ("heatmap", "distribution"):
         line = error_line(cli(tmp_path, "plot", "--kind", kind, "--store", "s.sqlite", "-o", f"{kind}.png"))
         assert "rows of several methods" in line and "--method" in line
-    from medopt.plots import load_values
+    from medopt.plots.matrix import load_values
 
     exact = load_values(tmp_path / "s.sqlite", "exact")
     assert len(exact) == 9

@@ -22,7 +22,7 @@ from click.testing import CliRunner
 import medopt
 from medopt.cli import main
 from medopt.errors import MedoptWarning
-from medopt.result import TOLERANCE, exact_value, mean_range, open_end, verdict
+from medopt.core.result import TOLERANCE, exact_value, mean_range, open_end, verdict
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "trec_eval"
 

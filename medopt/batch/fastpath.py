@@ -34,7 +34,7 @@ import numpy as np
 from ..kernels.ndcg_profiles import chain_search
 from ..metrics import Grading
 from ..metrics.base import log2_discount
-from ..result import TOLERANCE
+from ..core.result import TOLERANCE
 from .runset import UNJUDGED, RunSet, _within
 
 # the per-instance methods these kernels compute in blocks (batch.matrix asks before using them)

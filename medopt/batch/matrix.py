@@ -26,15 +26,16 @@ from pathlib import Path
 import numpy as np
 
 from .. import methods
-from ..companions import parse_companion
+from ..metrics.companions import parse_companion
 from ..errors import MedoptError, MedoptWarning
-from ..instance import RelevanceLimit, build_instance
+from ..core.instance import RelevanceLimit, build_instance
 from ..io.passages import read_passage_judgments
 from ..io.paths import check_output_file
 from .summary import pair_summary
-from ..io.trec import file_sha256, mean_topics, read_qrels, read_topic_choice, tie_note
+from ..io.trec import file_sha256, read_qrels, tie_note
+from ..io.topics import mean_topics, read_topic_choice
 from ..metrics import parse_metric
-from ..store import ResultStore, check_store_file, identify, refuse_review, remove_if_unused
+from ..io.store import ResultStore, check_store_file, identify, refuse_review, remove_if_unused
 from .engines import make_engine, read_runs
 from .fastpath import KERNEL_METHODS, RANGE_KERNELS
 from .passageset import character_job, check_character_settings, plan_passages, read_passage_set
@@ -227,7 +228,7 @@ def unique_metrics(texts, warn=_warn, *, passages: bool = False) -> list:
 
 
 def unique_measures(texts, warn=_warn, *, passages: bool = False) -> tuple[list, list]:
-    """The MED metrics and the companion measures (``RBO(p=0.9)``, :mod:`medopt.companions`) among
+    """The MED metrics and the companion measures (``RBO(p=0.9)``, :mod:`medopt.metrics.companions`) among
     ``texts``, each once."""
     companions, metrics = {}, []
     for text in texts:

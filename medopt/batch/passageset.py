@@ -23,7 +23,7 @@ from ..errors import MedoptError, option
 from ..io.passages import read_passage_run
 from ..io.trec import sort_topics
 from ..metrics import parse_metric
-from ..store import RANGE_COLUMNS
+from ..io.store import RANGE_COLUMNS
 from .tasks import Settings, Unit, _range_row, run_task
 
 

@@ -4,7 +4,7 @@ Each row holds both runs' observed means (``score_a``, ``score_b``: unjudged doc
 scores trec_eval reports), their difference, each run's mean Judged@k (ir_measures' name: the share of its
 top k that is judged, k the metric's cutoff), the mean MED and whether every topic's is certified, and, in a
 store made with ``--range``, the mean difference range with its verdict (SPEC 7, from
-:func:`medopt.result.mean_range`: the one place a verdict is made).  The topics are those the job
+:func:`medopt.core.result.mean_range`: the one place a verdict is made).  The topics are those the job
 computed for the pair (SPEC 10).  The summary is what ``matrix --summary FILE`` writes, the store's
 ``pairs`` table holds and ``plot --kind verdicts`` draws.
 """
@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ..companions import COMPANION_METHOD
+from ..metrics.companions import COMPANION_METHOD
 from ..metrics import Grading, judged_at, parse_metric
-from ..result import exact_mean, exact_value, mean_range
+from ..core.result import exact_mean, exact_value, mean_range
 
 
 class Observed:

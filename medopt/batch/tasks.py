@@ -4,7 +4,7 @@ A task is a list of *units*, each one pair of runs, one metric, one method and a
 Units the array kernels cover (closed forms, Alg. 1, the nDCG profile search) run as array code over
 the whole block (:mod:`medopt.batch.fastpath`); every other unit calls :func:`medopt.med` topic by
 topic.  Tasks run in a worker (process pool, Dask) or in the main process; their rows go to the
-store in :data:`medopt.store.COLUMNS` order.
+store in :data:`medopt.io.store.COLUMNS` order.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from itertools import repeat
 import numpy as np
 
 from .. import api, methods
-from ..companions import COMPANION_METHOD
+from ..metrics.companions import COMPANION_METHOD
 from ..errors import MedoptError
 from ..metrics import parse_metric
 from .fastpath import med_columns, range_columns
-from ..store import RANGE_COLUMNS
+from ..io.store import RANGE_COLUMNS
 from .runset import RunSet
 
 
@@ -62,7 +62,7 @@ class Unit:
 
 
 def run_task(runset: RunSet, settings: Settings, task: list) -> list[tuple]:
-    """The store rows of one task (tuples in medopt.store.COLUMNS order)."""
+    """The store rows of one task (tuples in medopt.io.store.COLUMNS order)."""
     rows = []
     for unit in task:
         metric = parse_metric(unit.metric)

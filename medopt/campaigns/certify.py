@@ -30,8 +30,8 @@ from .. import api, methods
 from ..errors import MedoptError
 from ..io.trec import pair_topics, read_run, run_names
 from ..metrics import parse_metric
-from ..random_instances import random_instances
-from ..result import TOLERANCE
+from ..synthetic.random_instances import random_instances
+from ..core.result import TOLERANCE
 from .counterexamples import counterexample
 
 

@@ -12,8 +12,8 @@ from typing import Mapping
 
 from .. import api
 from ..errors import MedoptError
-from ..instance import build_instance
-from ..result import TOLERANCE
+from ..core.instance import build_instance
+from ..core.result import TOLERANCE
 
 COUNTEREXAMPLE_FORMAT = "medopt-counterexample/1"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Mapping
 
 from ..errors import MedoptError
-from ..result import TOLERANCE
+from ..core.result import TOLERANCE
 from .certify import Settings, timed_med
 
 

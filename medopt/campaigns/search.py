@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from .. import api
 from ..errors import MedoptError
 from ..heuristics.greedy import SumOfPrecisions, greedy_path
-from ..instance import build_instance
+from ..core.instance import build_instance
 from ..metrics import parse_metric
-from ..result import TOLERANCE
+from ..core.result import TOLERANCE
 from .certify import Case, Heuristic, Settings, certify_case
 from .starts import Generator, Point
 

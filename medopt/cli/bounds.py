@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from .. import methods
-from ..bounds_table import BOUNDS_COLUMNS, score_bounds
+from ..workflows.bounds import BOUNDS_COLUMNS, score_bounds
 from ..io.paths import check_output_file
 from ..io.results import FORMATS, format_rows, write_rows
 from .common import (DEFAULT_TIME_LIMIT, MaxGrade, TimeLimit, distinct_files, main, metric_option, named_runs,

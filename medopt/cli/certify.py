@@ -20,7 +20,8 @@ from ..campaigns.search import SEARCH_COLUMNS, search, summary_row
 from ..errors import MedoptError
 from ..io.paths import check_output_directory, check_output_file
 from ..io.results import write_rows
-from ..io.trec import mean_topics, read_qrels, read_topic_choice
+from ..io.trec import read_qrels
+from ..io.topics import mean_topics, read_topic_choice
 from ..metrics import PER_TOPIC, parse_metric, resolve_max_grade
 from .common import MaxGrade, MedoptCommand, main, time_limit_option, topic_options
 from .common import warn as _warn

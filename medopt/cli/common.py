@@ -19,7 +19,7 @@ import click
 
 from .. import methods
 from ..errors import MedoptError, command_line
-from ..instance import RelevanceLimit
+from ..core.instance import RelevanceLimit
 from ..metrics import PER_TOPIC
 from . import signals
 

@@ -1,5 +1,5 @@
 """``medopt compare``: MED between two runs, topic by topic, with a mean row per metric (the rows come
-from :func:`medopt.runs.compare_rows`, which ``medopt.compare`` shares: this module parses and prints)."""
+from :func:`medopt.workflows.compare.compare_rows`, which ``medopt.compare`` shares: this module parses and prints)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import click
 
 from ..batch import unique_measures
 from ..io.paths import check_output_file
-from ..runs import OUTPUT_FORMATS, compare_rows, format_output, write_output
+from ..workflows.compare import compare_rows
+from ..workflows.outputs import OUTPUT_FORMATS, format_output, write_output
 from .common import main, method_options, metric_option, named_runs, parse_limits, topic_options, warn
 
 

@@ -6,8 +6,8 @@ import click
 
 from ..io.paths import check_output_file
 from ..io.results import FORMATS
-from ..judging import JUDGE_COLUMNS, POLICIES, judge_next
-from ..runs import format_output, write_output
+from ..judging.next import JUDGE_COLUMNS, POLICIES, judge_next
+from ..workflows.outputs import format_output, write_output
 from .common import DEFAULT_TIME_LIMIT, MaxGrade, TimeLimit, distinct_files, main, named_runs, topic_options, warn
 
 

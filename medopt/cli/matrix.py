@@ -8,8 +8,9 @@ from ..batch import FAST_ROWS_PER_TASK, INSTANCE_ROWS_PER_TASK, Settings, run_ma
 from ..errors import MedoptError
 from ..io.output import store_files
 from ..io.paths import check_output_file
-from ..plots import check_image_outputs, plot_heatmap
-from ..store import export_format, export_pairs, export_results
+from ..plots.figures import check_image_outputs
+from ..plots.matrix import plot_heatmap
+from ..io.store import export_format, export_pairs, export_results
 from .common import distinct_files, main, method_options, metric_option, named_runs, parse_limits, topic_options, warn
 
 

@@ -32,7 +32,7 @@ def metric_command(names):
 @click.option("-o", "--output", type=click.Path(dir_okay=False), required=True, help="LP file to write.")
 def export_command(metric, example_name, direction, strategy, lam, case_label, output):
     """Write the MED model of a worked example as an LP file (the models/ catalogue's exports)."""
-    from ..catalogue import export_model  # Pyomo and the formulations load only for this command
+    from ..workflows.catalogue import export_model  # Pyomo and the formulations load only for this command
     check_output(output, "-o", binary=True)  # before any work; an LP file is written by name: a regular file
 
     exported = export_model(metric, example_name, direction=direction, strategy=strategy, lam=lam,

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import click
 
-from .. import plots, range_plots, rbo_plots
+from ..plots import matrix as plots
+from ..plots.figures import check_image_outputs
+from ..plots import ranges as range_plots
+from ..plots import verdicts as verdict_plots
+from ..plots import rbo as rbo_plots
 from ..errors import MedoptError
 from ..io.output import store_files
 from .common import DEFAULT_TIME_LIMIT, main, warn
@@ -51,7 +55,7 @@ def plot_command(runs, kind, store, metrics, pair, method, qrels, fractions, dep
     and qrels."""
 
     # before any work: the suffix, a place the file can be written, and none of the inputs
-    plots.check_image_outputs(outputs, inputs=[list(runs), qrels] if kind in FROM_RUNS else store_files(store))
+    check_image_outputs(outputs, inputs=[list(runs), qrels] if kind in FROM_RUNS else store_files(store))
     if pair and kind != "ranges":
         raise MedoptError("--pair chooses the pair of runs for --kind ranges")
     if method and kind in FROM_RUNS:
@@ -105,7 +109,7 @@ def plot_command(runs, kind, store, metrics, pair, method, qrels, fractions, dep
             range_plots.plot_ranges(store, list(outputs), metrics[0] if metrics else None, pair, method,
                                     runs=list(runs) or None, qrels=qrels)
         elif kind == "verdicts":
-            range_plots.plot_verdicts(store, list(outputs), metrics=list(metrics) or None, method=method)
+            verdict_plots.plot_verdicts(store, list(outputs), metrics=list(metrics) or None, method=method)
         else:
             draw = {"heatmap": plots.plot_heatmap, "scatter": plots.plot_scatter,
                     "distribution": plots.plot_distribution}[kind]

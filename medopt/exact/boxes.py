@@ -7,8 +7,8 @@ import heapq
 import math
 from dataclasses import replace
 
-from ..bounds import trivial_bound
-from ..limits import OutOfTime, check_time
+from ..core.bounds import trivial_bound
+from ..core.deadlines import OutOfTime, check_time
 from ..modeling import assignment_from
 from ..solvers import CUTOFF_SLACK, SOLVERS, HighsSession, solve
 from .common import (DirectionResult, cutoff_for, improve_locally, offer_rescored, proven_bound,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from ..limits import OutOfTime
+from ..core.deadlines import OutOfTime
 from ..modeling import assignment_from
 from ..solvers import solve
 from .common import DirectionResult, cutoff_for, proven_bound, settle_without_relevance

@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..bounds import trivial_bound
+from ..core.bounds import trivial_bound
 from ..errors import MedoptError, TooLargeError
-from ..instance import Instance
+from ..core.instance import Instance
 from ..kernels.q_enumeration import best_differences
-from ..limits import (MEMORY_LIMIT_VARIABLE, check_time, deadline_after, memory_crossed,
+from ..core.deadlines import (MEMORY_LIMIT_VARIABLE, check_time, deadline_after, memory_crossed,
                       memory_limit as default_memory_limit)
 
 

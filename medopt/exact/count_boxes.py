@@ -48,8 +48,8 @@ import time
 import numpy as np
 
 from ..formulations.count_rows import MAX_PAIRS, CountRows, complete
-from ..instance import Instance, judged_count
-from ..limits import check_time, remaining
+from ..core.instance import Instance, judged_count
+from ..core.deadlines import check_time, remaining
 from ..solvers import CUTOFF_SLACK
 from ..solvers.roof_dual import reusing, roof_dual_bound
 from .common import rescored

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import math
 
-from ..bounds import trivial_bound
+from ..core.bounds import trivial_bound
 from ..errors import MedoptError
 from ..formulations.base import DinkelbachMatrix
-from ..limits import OutOfTime
+from ..core.deadlines import OutOfTime
 from ..modeling import ColumnValues, assignment_from, compile_model, linear_vector
 from ..solvers import CUTOFF_SLACK, solve
 from .common import DirectionResult

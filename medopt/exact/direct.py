@@ -7,7 +7,7 @@ import math
 from pyomo.common.errors import InfeasibleConstraintException
 
 from ..errors import MedoptError
-from ..limits import OutOfTime
+from ..core.deadlines import OutOfTime
 from ..modeling import assignment_from
 from ..solvers import solve
 from .common import DirectionResult, cutoff_for, proven_bound

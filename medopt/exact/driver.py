@@ -29,14 +29,14 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
-from ..bounds import trivial_bound
+from ..core.bounds import trivial_bound
 from ..errors import MedoptError, TooLargeError
 from ..formulations import formulation_for
 from ..formulations.base import BoxSearch, CappedRatio, CaseModels, CompactModel, DinkelbachModels, DirectModel
-from ..instance import Instance
-from ..limits import OutOfTime, check_time, memory_ceiling, memory_crossed, until
-from ..reductions import reduce as reduce_instance
-from ..result import End, MedResult, RangeResult, certify, certify_range
+from ..core.instance import Instance
+from ..core.deadlines import OutOfTime, check_time, memory_ceiling, memory_crossed, until
+from ..core.reductions import reduce as reduce_instance
+from ..core.result import End, MedResult, RangeResult, certify, certify_range
 from ..solvers import SOLVERS
 from .boxes import BoxRun, solve_boxes
 from .cases import solve_cases

@@ -25,10 +25,10 @@ import math
 import operator
 import time
 
-from ..bounds import trivial_bound
+from ..core.bounds import trivial_bound
 from ..errors import MedoptError, TooLargeError
-from ..instance import Instance
-from ..result import End, MedResult, RangeResult, certify, certify_range
+from ..core.instance import Instance
+from ..core.result import End, MedResult, RangeResult, certify, certify_range
 
 DEFAULT_MAX_ASSIGNMENTS = 250_000
 

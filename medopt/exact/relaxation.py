@@ -9,9 +9,9 @@ import math
 import time
 from functools import partial
 
-from ..instance import Instance
-from ..limits import check_time
-from ..result import TOLERANCE
+from ..core.instance import Instance
+from ..core.deadlines import check_time
+from ..core.result import TOLERANCE
 from ..solvers import CUTOFF_SLACK
 from ..solvers.roof_dual import reusing, roof_dual_bound
 from ..solvers.roof_search import MAX_NODES, maximise

@@ -101,7 +101,7 @@ from math import comb
 
 import pyomo.environ as pyo
 
-from ..limits import check_time
+from ..core.deadlines import check_time
 from .base import CompactModel, DirectModel, Formulation, ModelSize, grade_variables, register
 from ..modeling import direction_sign, grade_indicator, new_model
 

@@ -40,7 +40,7 @@ import pyomo.environ as pyo
 from ..errors import MedoptError
 from ..metrics.base import log2_discount
 from .base import Case, CaseModels, DinkelbachModels, Formulation, ModelSize, grade_variables, register
-from ..instance import judged_count
+from ..core.instance import judged_count
 from ..kernels.ndcg_profiles import depth_of_ideal, gain_steps, prefix_discount  # shared with the chain search
 from ..modeling import count_at_least, direction_sign, gain_at, new_model
 

@@ -14,8 +14,8 @@ from math import comb
 
 import numpy as np
 
-from ..instance import judged_count
-from ..limits import OutOfTime, check_room, check_time
+from ..core.instance import judged_count
+from ..core.deadlines import OutOfTime, check_room, check_time
 from ..modeling import direction_sign
 from . import q_quick
 

@@ -29,8 +29,8 @@ from dataclasses import dataclass, replace
 
 import pyomo.environ as pyo
 
-from ..instance import judged_count
-from ..limits import Ticker
+from ..core.instance import judged_count
+from ..core.deadlines import Ticker
 from ..metrics import parse_metric
 from ..modeling import (LinearModel, binaries, binary_and, count_at_least, equal, expression, new_model, relevant_at,
                         row, rows, total)

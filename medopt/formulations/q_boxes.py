@@ -25,7 +25,7 @@ import math
 import numpy as np
 import pyomo.environ as pyo
 
-from ..instance import judged_count
+from ..core.instance import judged_count
 from ..kernels import q_enumeration
 from ..modeling import count_at_least, new_model
 from . import q_quick

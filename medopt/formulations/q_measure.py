@@ -123,7 +123,7 @@ from math import comb
 
 import pyomo.environ as pyo
 
-from ..instance import judged_count
+from ..core.instance import judged_count
 from ..modeling import count_at_least, direction_sign, new_model
 from .base import CaseModels, Formulation, ModelSize, grade_variables, register
 from .q_boxes import ProfileBoxes

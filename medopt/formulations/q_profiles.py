@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..instance import judged_count
+from ..core.instance import judged_count
 from .base import Case
 
 AT_LEAST = ">="

@@ -46,8 +46,8 @@ import math
 
 import numpy as np
 
-from ..instance import judged_count
-from ..limits import expired
+from ..core.instance import judged_count
+from ..core.deadlines import expired
 from .q_profiles import shared_ranks
 
 # documents' values sorted in all by one bounds_by_r when each R is its own block, at most (beyond it R

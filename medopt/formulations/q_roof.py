@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..instance import judged_count
-from ..limits import check_time
+from ..core.instance import judged_count
+from ..core.deadlines import check_time
 from .q_profiles import depth, ideal_gains, profile_grades, shared_ranks
 from .q_rows import box_rows, matrix_of
 from .q_spread import SpreadCorrection

@@ -42,8 +42,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
-from ..instance import judged_count
-from ..limits import check_time
+from ..core.instance import judged_count
+from ..core.deadlines import check_time
 from .q_profiles import depth, profile_grades
 
 

@@ -33,7 +33,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..instance import judged_count
+from ..core.instance import judged_count
 from ..modeling import LinearModel, MatrixModel
 from .q_profiles import QBox, depth, profile_grades, profile_intervals, shared_ranks
 from .q_terms import CaseTerms

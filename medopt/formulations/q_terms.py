@@ -9,7 +9,7 @@ from itertools import combinations
 
 import pyomo.environ as pyo
 
-from ..instance import judged_count
+from ..core.instance import judged_count
 from ..modeling import Linear, LinearModel, binary_and
 from .q_profiles import ideal_gains
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyomo.environ as pyo
 
-from ..instance import judged_count
+from ..core.instance import judged_count
 from ..modeling import (LinearModel, count_at_least, direction_sign, equal, expression, new_model, relevant_at, row,
                         total)
 from .base import Case, CaseModels, DinkelbachMatrix, DinkelbachModels, Formulation, register

@@ -61,7 +61,7 @@ import numpy as np
 import pyomo.environ as pyo
 
 from ..errors import TooLargeError
-from ..instance import judged_count
+from ..core.instance import judged_count
 from ..metrics.ap import sum_of_precisions
 from ..metrics.base import log2_discount
 from ..modeling import direction_sign, equal, gain_at, new_model, rows

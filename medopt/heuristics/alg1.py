@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import time
 
-from ..instance import Instance
+from ..core.instance import Instance
 from ..metrics.base import log2_discount
-from ..result import MedResult, certify
+from ..core.result import MedResult, certify
 
 
 def dcg_weights(instance: Instance) -> tuple[dict, dict]:

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import time
 
-from ..instance import Instance
-from ..result import End, MedResult, RangeResult, certify, certify_range
+from ..core.instance import Instance
+from ..core.result import End, MedResult, RangeResult, certify, certify_range
 
 
 def document_weights(instance: Instance) -> tuple[dict, dict]:

@@ -25,8 +25,8 @@ import time
 
 import numpy as np
 
-from ..passages import SHIFT, PassageInstance
-from ..result import MedResult, RangeResult
+from ..core.passage_instance import SHIFT, PassageInstance
+from ..core.result import MedResult, RangeResult
 from .closed_form import med_of_ends, range_of_ends
 
 

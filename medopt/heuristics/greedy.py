@@ -18,7 +18,7 @@ directions (including each direction's starting point) is returned.  Every grade
 
 The sum-of-precisions kernel here (``SumOfPrecisions``) is shared with the tabu
 search of ``tabu.py``; it is a fast local evaluator only -- every answer is
-re-scored independently by :func:`medopt.result.certify`.
+re-scored independently by :func:`medopt.core.result.certify`.
 """
 
 from __future__ import annotations
@@ -27,11 +27,11 @@ import time
 
 import numpy as np
 
-from ..bounds import trivial_bound
-from ..instance import Instance
-from ..limits import deadline_after, expired, until
+from ..core.bounds import trivial_bound
+from ..core.instance import Instance
+from ..core.deadlines import deadline_after, expired, until
 from ..metrics.base import count_relevant
-from ..result import MedResult, certify
+from ..core.result import MedResult, certify
 
 IMPROVEMENT = 1e-12  # a weight difference below this is numerical noise, not an increase
 # a greedy path over two lists of at least this many ranks in all runs on NumPy arrays (weight_arrays);

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import time
 
-from ..bounds import trivial_bound
-from ..instance import Instance
-from ..limits import deadline_after, expired, until
-from ..result import MedResult, certify
+from ..core.bounds import trivial_bound
+from ..core.instance import Instance
+from ..core.deadlines import deadline_after, expired, until
+from ..core.result import MedResult, certify
 from .greedy import IMPROVEMENT, SumOfPrecisions
 
 

@@ -74,13 +74,13 @@ import time
 
 import numpy as np
 
-from ..instance import Instance
-from ..bounds import trivial_bound
+from ..core.instance import Instance
+from ..core.bounds import trivial_bound
 from ..kernels.ndcg_profiles import (CELL_BYTES, chain_search, depth_of_ideal, gain_steps, judged_at_least,
                                      top_sums)
-from ..limits import OutOfTime, deadline_after, memory_ceiling, memory_limit, until
+from ..core.deadlines import OutOfTime, deadline_after, memory_ceiling, memory_limit, until
 from ..metrics.base import log2_discount
-from ..result import End, MedResult, RangeResult, certify, certify_range
+from ..core.result import End, MedResult, RangeResult, certify, certify_range
 
 NAME = "ndcg-profiles"
 

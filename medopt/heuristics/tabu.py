@@ -19,7 +19,7 @@ random instance in the tests, so it is the one implemented.)
 Moves are evaluated with eq. 13 weights: flipping the document at rank i of a list
 changes its SP by ``(1 + #relevant above i) / i + sum_{j > i relevant} 1/j``, so
 all flips are scored in O(k) per iteration.  Answers are re-scored independently
-by :func:`medopt.result.certify`.
+by :func:`medopt.core.result.certify`.
 
 Reductions (proved for both directions of every case searched): an unjudged
 document only in the worse list's top k is never relevant at an optimum (it
@@ -37,10 +37,10 @@ import random
 import time
 
 from ..errors import MedoptError
-from ..instance import Instance
-from ..limits import OutOfTime, deadline_after, expired, until
-from ..result import MedResult, certify
-from ..bounds import trivial_bound
+from ..core.instance import Instance
+from ..core.deadlines import OutOfTime, deadline_after, expired, until
+from ..core.result import MedResult, certify
+from ..core.bounds import trivial_bound
 from .greedy import SumOfPrecisions, greedy_path
 
 DEFAULT_ITERATIONS = 1000

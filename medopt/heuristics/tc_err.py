@@ -30,9 +30,9 @@ import itertools
 import time
 
 from ..errors import MedoptError
-from ..instance import Instance
-from ..result import MedResult, certify
-from ..bounds import trivial_bound
+from ..core.instance import Instance
+from ..core.result import MedResult, certify
+from ..core.bounds import trivial_bound
 
 DEFAULT_P = 5
 DEFAULT_DEPTH = 30

@@ -18,6 +18,8 @@ Topic and doc ids become strings (integers as their digits). Every malformed obj
 :class:`InputFrameError` naming the object, the row (or topic and document) and the column.
 """
 
+# size: one reader per accepted form of runs and qrels (the DataFrames of ir_measures, PyTerrier and ranx,
+# dicts, namedtuples, ranx objects), each with the same one-line errors naming object, row and column.
 from __future__ import annotations
 
 import math

@@ -21,7 +21,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..limits import OutOfTime, Ticker, check_room
+from ..core.deadlines import OutOfTime, Ticker, check_room
 from ..metrics.base import log2_discount
 
 # Dinkelbach steps at most: lam rises strictly at each step over the finitely many chain values, so

@@ -9,7 +9,8 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from .base import REGISTRY, Grading, Metric, Reduction, declared_reductions, default_max_grade, judged_at, PER_TOPIC, resolve_max_grade
+from .base import REGISTRY, Grading, Metric, Reduction, declared_reductions, default_max_grade
+from .conventions import PER_TOPIC, judged_at, resolve_max_grade
 from .grammar import metric_names, parse_metric
 
 for _module in pkgutil.iter_modules(__path__):

@@ -84,33 +84,6 @@ def default_max_grade(grades: Grades | None) -> int:
     return max(1, max(grades.values()))
 
 
-PER_TOPIC = "per-topic"
-
-
-def judged_at(metric, ranking: Sequence, judgments: Mapping) -> float:
-    """ir_measures' Judged@k: the share of the ranking's top k that is judged, k the metric's cutoff
-    (the whole ranking without one); 0 for an empty ranking.  A passage (docid, offset, length)
-    counts as judged when its document is."""
-    top = list(ranking)[: metric.depth(len(ranking))]
-    if not top:
-        return 0.0
-    return sum((item[0] if isinstance(item, tuple) else item) in judgments for item in top) / len(top)
-
-
-def resolve_max_grade(max_grade, qrels: Mapping | None) -> int | None:
-    """SPEC 1, the one place G is chosen for a set of topics: ``max_grade`` when it is an integer;
-    ``"per-topic"``: None, each topic taking its own largest judged grade (the old rule); None (the
-    default): the largest grade of the whole qrels ``qrels`` (topic -> doc -> grade), at least 1, so
-    a topic whose judged sample lacks the top grade keeps it."""
-    if max_grade == PER_TOPIC:
-        return None
-    if max_grade is not None:
-        if isinstance(max_grade, bool) or not isinstance(max_grade, int) or max_grade < 1:
-            raise MedoptError(f"max_grade must be an integer >= 1 or {PER_TOPIC!r}, got {max_grade!r}")
-        return max_grade
-    return max([1, *(max(judged.values()) for judged in (qrels or {}).values() if judged)])
-
-
 class Reduction(str, Enum):
     """Facts about some maximiser of M(X) - M(Y) (X the better list of a direction, Y the other;
     an "X-only" document is unjudged and in X's top k but not Y's) that the exact models may use.

@@ -23,8 +23,8 @@ from numbers import Real
 import numpy as np
 import scipy.sparse as sp
 
-from ..instance import judged_count
-from ..limits import Ticker
+from ..core.instance import judged_count
+from ..core.deadlines import Ticker
 from .matrix import MatrixModel
 
 

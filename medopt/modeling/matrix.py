@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import MedoptError
-from ..limits import OutOfTime, check_time, remaining
+from ..core.deadlines import OutOfTime, check_time, remaining
 
 # A Pyomo model's compile (LinearStandardFormCompiler) took at most this many times as long as its
 # build (docs/limits.md#time-limits): a compile the time left cannot cover is not started

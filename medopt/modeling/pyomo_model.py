@@ -16,8 +16,8 @@ import time
 
 import pyomo.environ as pyo
 
-from ..instance import Instance, judged_count
-from ..limits import Ticker
+from ..core.instance import Instance, judged_count
+from ..core.deadlines import Ticker
 
 
 def direction_sign(direction: str) -> int:

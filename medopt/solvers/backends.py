@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..errors import MedoptError, interruptible_import
-from ..limits import memory_limit
+from ..core.deadlines import memory_limit
 from ..modeling.matrix import ColumnValues, MatrixModel, compile_model
 from .stoppable import HighsInterrupt, SolverOverran, run_stoppable
 

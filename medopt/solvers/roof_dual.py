@@ -43,7 +43,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from ..errors import interruptible_import
-from ..limits import remaining
+from ..core.deadlines import remaining
 
 
 def roof_dual_bound(n: int, constant: float, linear: np.ndarray, first: np.ndarray, second: np.ndarray,

@@ -28,7 +28,7 @@ import threading
 import time
 from typing import Callable
 
-from ..limits import over_memory
+from ..core.deadlines import over_memory
 
 POLL = 0.05          # seconds between the waiting thread's checks for a signal
 STOP_WAIT = 0.4      # seconds a stopped solver is given to return

@@ -1,5 +1,5 @@
 """What a results store's rows were computed from, and the rules that keep a store from mixing or going
-stale (:mod:`medopt.store` applies them under its write lock).
+stale (:mod:`medopt.io.store` applies them under its write lock).
 
 An :class:`Input` is the identity of one input file: its resolved path, size, mtime and BLAKE2b digest
 (a run under its name in the store).  :func:`match_inputs` finds, for a job's inputs, the stored ones
@@ -16,7 +16,7 @@ import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from .errors import MedoptError
+from ..errors import MedoptError
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ def identify(kind: str, path) -> Input:
 
 @dataclass
 class Review:
-    """What a job finds in a store before it writes to it (:meth:`medopt.store.ResultStore.review`)."""
+    """What a job finds in a store before it writes to it (:meth:`medopt.io.store.ResultStore.review`)."""
 
     rows: int = 0                                       # rows stored (0: none that count, after --refresh)
     changed: list = field(default_factory=list)         # (given, stored) Input of the inputs whose bytes changed

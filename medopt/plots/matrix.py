@@ -20,74 +20,25 @@ Computed from runs and qrels:
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 
-from . import api
-from .batch import Settings, collect_rows, read_runs
-from .batch.matrix import chosen_topics
-from .batch.runset import load_runset
-from .errors import MedoptError
-from .io.output import output_file, store_files
-from .io.paths import check_output_file
-from .io.trec import read_qrels, sort_topics
-from .metrics import parse_metric
-from .store import one_method, open_existing
-
-IMAGE_SUFFIXES = (".png", ".pdf")
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def check_image_outputs(outputs, what: str = "-o", *, inputs=()) -> None:
-    """Refuse, before any work, image files that are not .png / .pdf, cannot be written, or are one of
-    ``inputs`` (or another of ``outputs``)."""
-    for number, output in enumerate(outputs):
-        if Path(output).suffix.lower() not in IMAGE_SUFFIXES:
-            raise MedoptError(f"{output}: plots are written as .png or .pdf")
-        check_output_file(output, what, inputs=[inputs, list(outputs[:number])], binary=True)
-
-
-def _save(figure, outputs, *, inputs=()) -> None:
-    check_image_outputs(outputs, inputs=inputs)
-    try:
-        for output in outputs:
-            with output_file(output, "-o", inputs=inputs, binary=True, compress=False) as handle:
-                figure.savefig(handle, dpi=150, bbox_inches="tight", format=Path(output).suffix.lower()[1:])
-    finally:
-        _pyplot().close(figure)
-
-
-def save_pages(figures, outputs, *, inputs=()) -> None:
-    """Several figures as the pages of each .pdf of ``outputs`` (through the one writer, as :func:`_save`)."""
-    from matplotlib.backends.backend_pdf import PdfPages
-
-    check_image_outputs(outputs, inputs=inputs)
-    try:
-        for output in outputs:
-            if Path(output).suffix.lower() != ".pdf":
-                raise MedoptError(f"{output}: several pages are written to a .pdf only")
-            with output_file(output, "-o", inputs=inputs, binary=True, compress=False) as handle:
-                with PdfPages(handle) as document:
-                    for figure in figures:
-                        document.savefig(figure, bbox_inches="tight")
-    finally:
-        for figure in figures:
-            _pyplot().close(figure)
-
+from .. import api
+from ..batch import Settings, collect_rows, read_runs
+from ..batch.matrix import chosen_topics
+from ..batch.runset import load_runset
+from ..errors import MedoptError
+from ..io.output import store_files
+from ..io.trec import read_qrels, sort_topics
+from ..metrics import parse_metric
+from ..io.store import one_method, open_existing
+from .figures import _pyplot, _save
+from .labels import label_panels, labelled_figure, pair_label, tau_scatter
 
 def load_values(store, method: str | None = None) -> list[tuple]:
     """(run_a, run_b, topic, metric, value) of every MED row of a matrix store (a companion's rows, RBO,
-    have no MED value: :mod:`medopt.rbo_plots` draws them), one method per pair, topic and metric
-    (:func:`medopt.store.one_method`)."""
+    have no MED value: :mod:`medopt.plots.rbo` draws them), one method per pair, topic and metric
+    (:func:`medopt.io.store.one_method`)."""
     with open_existing(store) as results:
         rows = one_method((r for r in results.rows() if r["value"] is not None), store, method)
     return [(r["run_a"], r["run_b"], r["topic"], r["metric"], r["value"]) for r in rows]
@@ -219,84 +170,6 @@ def plot_heatmap(store, outputs, metrics=None, method: str | None = None) -> Non
         figure.suptitle("runs in one order in every panel: a clustering of all panels' means, each scaled by its "
                         "largest", fontsize=9)
     _save(figure, outputs, inputs=store_files(store))
-
-
-def tau_scatter(axis, x, y, *, size: float = 18, alpha: float = 0.75) -> float:
-    """Points (x, y) on ``axis`` with a light grid; Kendall's tau between x and y (nan below two points)."""
-    from scipy.stats import kendalltau
-
-    axis.scatter(x, y, s=size, alpha=alpha, edgecolors="none")
-    axis.grid(alpha=0.3)
-    return kendalltau(x, y).statistic if len(x) > 1 else float("nan")
-
-
-def pair_label(pair) -> str:
-    """The label of a point that stands for a pair of runs."""
-    return f"{pair[0]} | {pair[1]}"
-
-
-NAMED = 40  # up to this many points are named beside them; more are numbered, the names in a key
-
-
-def labelled_figure(points: int, panels: int = 1):
-    """A figure for ``panels`` square scatter panels of ``points`` points each: (figure, axes, key), key the
-    axis of the names' key when the points are numbered (more than :data:`NAMED`), else None."""
-    plt = _pyplot()
-    side = float(min(10.0, max(5.0, 3.5 + 0.05 * points)))
-    if points <= NAMED:
-        figure, axes = plt.subplots(1, panels, figsize=(side * panels, side), squeeze=False)
-        return figure, list(axes[0]), None
-    columns = -(-points // 70)
-    figure = plt.figure(figsize=(side * panels + 2.4 * columns, side))
-    grid = figure.add_gridspec(1, panels + 1, width_ratios=[side] * panels + [2.4 * columns], wspace=0.25)
-    axes = [figure.add_subplot(grid[0, i]) for i in range(panels)]
-    key = figure.add_subplot(grid[0, panels])
-    key.axis("off")
-    return figure, axes, key
-
-
-def numbering(labels, x, y) -> list[int]:
-    """Point numbers 1, 2, ... from the upper right (largest x + y) down, for the key of many points."""
-    order = sorted(range(len(labels)), key=lambda i: (-(x[i] + y[i]), labels[i]))
-    numbers = [0] * len(labels)
-    for number, i in enumerate(order, 1):
-        numbers[i] = number
-    return numbers
-
-
-def label_points(axis, x, y, labels, numbers=None) -> None:
-    """Name each point (x, y) of ``axis`` by its label, or by its number when ``numbers`` are given (the
-    names then in :func:`draw_key`), the texts pushed apart (adjustText) so that none covers another or a
-    point, each joined to its point by a thin line.  Call it last, once the axis limits are set."""
-    from adjustText import adjust_text
-
-    texts = [str(n) for n in numbers] if numbers is not None else list(labels)
-    size = 5.5 if numbers is not None else 7 if len(texts) <= 20 else 6
-    drawn = [axis.text(a, b, text, fontsize=size, color="0.15") for a, b, text in zip(x, y, texts)]
-    if drawn:
-        adjust_text(drawn, x=np.asarray(x, dtype=float), y=np.asarray(y, dtype=float), ax=axis,
-                    expand=(1.2, 1.5), force_text=(0.3, 0.6), time_lim=3,
-                    arrowprops={"arrowstyle": "-", "color": "0.55", "lw": 0.4})
-
-
-def draw_key(key, labels, numbers) -> None:
-    """The names of numbered points, in columns of 70, on the axis ``key``."""
-    lines = [f"{n:>3}  {label}" for n, label in sorted(zip(numbers, labels))]
-    width = max(len(line) for line in lines) + 2
-    columns = [lines[i:i + 70] for i in range(0, len(lines), 70)]
-    rows = ["".join(column[r].ljust(width) for column in columns if r < len(column)) for r in range(len(columns[0]))]
-    key.text(0.0, 1.0, "\n".join(rows), transform=key.transAxes, va="top", ha="left", fontsize=5.5,
-             family="monospace")
-
-
-def label_panels(axes, key, points, labels) -> None:
-    """Label the points of every panel of ``axes`` (``points``: one (x, y) per panel; the same labels)."""
-    numbers = None
-    if key is not None:
-        numbers = numbering(labels, *points[0])
-        draw_key(key, labels, numbers)
-    for axis, (x, y) in zip(axes, points):
-        label_points(axis, x, y, labels, numbers)
 
 
 def plot_scatter(store, outputs, metrics=None, method: str | None = None) -> None:

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Mapping, Sequence
 
-from .errors import MedoptError
-from .metrics import PER_TOPIC, Grading, Metric, default_max_grade, parse_metric
+from ..errors import MedoptError
+from ..metrics import PER_TOPIC, Grading, Metric, default_max_grade, parse_metric
 
 PAD_PREFIX = "\u27e8pad\u27e9"
 

@@ -25,8 +25,8 @@ from dataclasses import replace
 import numpy as np
 
 from .instance import Instance
-from .limits import check_time
-from .metrics.base import Reduction, declared_reductions
+from .deadlines import check_time
+from ..metrics.base import Reduction, declared_reductions
 
 
 def reduce(instance: Instance, direction: str, *, reaches_positive: bool = True) -> Instance:

@@ -1,5 +1,6 @@
-"""Whole runs compared: the rows of ``medopt compare`` (one implementation, for the command and for
-``medopt.compare``), ``medopt.matrix`` as a DataFrame, and the output formats of compare.
+"""Two runs compared: the rows of ``medopt compare`` (one implementation, for the command and for
+``medopt.compare``); ``medopt.matrix`` is in :mod:`medopt.workflows.matrix`, the output formats in
+:mod:`medopt.workflows.outputs`.
 
 Runs and qrels come in any form :mod:`medopt.io.frames` reads (TREC files, DataFrames, dicts,
 ir_measures namedtuples, ranx objects); a file path is read as the command reads it.
@@ -12,31 +13,22 @@ import time
 import warnings
 from collections.abc import Mapping
 
-import numpy as np
 
-from . import api
-from .batch import Settings, collect_rows, unique_measures
-from .batch.matrix import chosen_topics
-from .batch.summary import pair_summary
-from .batch.runset import columns_from_rankings, load_runset, read_run_columns
-from .batch.engines import read_runs
-from .batch.passageset import character_job, check_character_settings, passage_set
-from .companions import COMPANION_METHOD, RBO_COLUMNS
-from .errors import MedoptError, MedoptWarning
-from .io.frames import as_qrels, as_run, qrels_source
-from .io.passages import PassageRun, check_spans, read_passage_judgments, read_passage_run, read_spans
-from .io.reports import latex_text, trec_eval_text
-from .io.results import FORMATS, format_rows, mean, rows_frame, write_parquet, write_rows
-from .io.trec import Run, mean_topics, pair_topics, read_topic_choice, run_names, sort_topics, tie_note, write_atomic
-from .metrics import PER_TOPIC, judged_at, parse_metric, resolve_max_grade
-from .result import exact_mean, exact_value, mean_range
-from .batch.tasks import companion_rows as companion_store_rows
-from .store import COLUMNS as MATRIX_COLUMNS, COMPANION_COLUMNS, PAIR_COLUMNS, RANGE_COLUMNS as MATRIX_RANGE_COLUMNS
+from .. import api
+from ..batch import unique_measures
+from ..metrics.companions import COMPANION_METHOD, RBO_COLUMNS
+from ..errors import MedoptError, MedoptWarning
+from ..io.frames import as_qrels, as_run, qrels_source
+from ..io.passages import PassageRun, check_spans, read_passage_judgments, read_passage_run, read_spans
+from ..io.results import mean, rows_frame
+from ..io.trec import Run, pair_topics, run_names, tie_note
+from ..io.topics import mean_topics, read_topic_choice
+from ..metrics import PER_TOPIC, judged_at, parse_metric, resolve_max_grade
+from ..core.result import exact_mean, exact_value, mean_range
 
 COMPARE_COLUMNS = ("run_a", "run_b", "topic", "metric", "topics", "score_a", "score_b", "diff", "judged_a",
                    "judged_b", "med", "direction", "certified", "upper_bound")
 RANGE_COLUMNS = ("low", "high", "low_bound", "high_bound", "low_certified", "high_certified", "verdict")
-OUTPUT_FORMATS = (*FORMATS, "parquet", "trec_eval", "latex")
 
 
 def _warn(message: str) -> None:
@@ -253,188 +245,4 @@ def compare(run_a, run_b, qrels=None, metrics=None, *, method: str = "auto", ran
     return rows_frame(rows, columns)
 
 
-# ---------------------------------------------------------------------------
-# outputs
-
-
-def _records(rows):
-    """Rows as dicts: a DataFrame (medopt.compare, medopt.matrix) or a list of dicts."""
-    if hasattr(rows, "to_dict") and hasattr(rows, "columns"):
-        return [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
-                for r in rows.to_dict("records")]
-    return list(rows)
-
-
-def _med_rows(rows) -> list:
-    """The MED rows: the trec_eval and LaTeX reports hold MEDs, not a companion's (RBO) rows."""
-    rows = [r for r in rows if r.get("method") != COMPANION_METHOD]
-    if not rows:
-        raise MedoptError("the trec_eval and latex formats report MED: give a MED metric besides RBO, "
-                          "or choose csv, tsv, jsonl or parquet")
-    return rows
-
-
-def _mean_span(metric: str, rows):
-    """The mean difference range of one pair's per-topic rows (compare's or a matrix store's), verdict
-    included (result.mean_range)."""
-    return mean_range([(r["low"], r["high"], r.get("low_bound"), r.get("high_bound")) for r in rows],
-                      rational=getattr(parse_metric(metric), "rational", False))
-
-
-def to_trec_eval(rows) -> str:
-    """``trec_eval -q`` text of one pair's rows (``MED_<metric>`` measures; with ranges ``MEDlow_`` and
-    ``MEDhigh_`` too): see :mod:`medopt.io.reports`."""
-    return trec_eval_text(_med_rows(_records(rows)), _mean_span)
-
-
-def to_latex(rows, *, digits: int = 4, caption: str | None = None, label: str = "tab:med") -> str:
-    """A booktabs table (ranx's style) of the mean MED, and the mean difference range, per pair and metric."""
-    return latex_text(_med_rows(_records(rows)), digits=digits, caption=caption, label=label, mean_span=_mean_span)
-
-
-def format_output(rows, columns, fmt: str) -> str:
-    """Rows as text: csv, tsv, jsonl, trec_eval or latex."""
-    if fmt == "trec_eval":
-        return trec_eval_text(_med_rows(rows), _mean_span)
-    if fmt == "latex":
-        return latex_text(_med_rows(rows), mean_span=_mean_span)
-    if fmt == "parquet":
-        raise MedoptError("parquet is binary: give an output file (-o out.parquet)")
-    return format_rows(rows, columns, fmt)
-
-
-def write_output(rows, columns, fmt: str, path, *, inputs=()) -> None:
-    """Rows to ``path`` in ``fmt`` by the rules of :mod:`medopt.io.output` (never over one of ``inputs``)."""
-    if fmt == "parquet":
-        write_parquet(rows, columns, path, inputs=inputs)
-    elif fmt in FORMATS:
-        write_rows(rows, columns, fmt, path, inputs=inputs)
-    else:
-        write_atomic(path, iter([format_output(rows, columns, fmt)]), what="-o", inputs=inputs)
-
-
-# ---------------------------------------------------------------------------
-# many runs
-
-
-def _run_columns(runs, honour_rank: bool, jobs: int) -> list:
-    """Each run as RunColumns: a dict name -> run in any form, or a list of runs (TREC files read in parallel)."""
-    if isinstance(runs, Mapping):
-        items = [(str(name), run) for name, run in runs.items()]
-    elif isinstance(runs, (str, os.PathLike)) or not hasattr(runs, "__iter__"):
-        raise MedoptError("runs: a dict name -> run, or a list of runs (TREC files, DataFrames, ...)")
-    else:
-        items = [(None, run) for run in runs]
-        if all(isinstance(run, (str, os.PathLike)) for _, run in items):
-            return read_runs([run for _, run in items], honour_rank=honour_rank, jobs=jobs)
-    columns = []
-    for index, (name, run) in enumerate(items):
-        if isinstance(run, (str, os.PathLike)):
-            read = read_run_columns(run, honour_rank=honour_rank)
-            read.name = name or read.name
-            columns.append(read)
-            continue
-        what = f"run {name!r}" if name else f"run {index}"
-        run = as_run(run, what, honour_rank=honour_rank, name=name)
-        columns.append(columns_from_rankings(run.name if run.name != what else f"run{index}", run.rankings,
-                                             path=run.path))
-    return columns
-
-
-def _passage_set(runs, qrels, spans, parsed, honour_rank: bool):
-    """MED-U's runs (passage run files, PassageRuns or dicts topic -> passages; a dict name -> run names
-    them), qrels and spans as a PassageSet."""
-    items = [(str(name), run) for name, run in runs.items()] if isinstance(runs, Mapping) else [
-        (None, run) for run in runs]
-    if len(items) < 2:
-        raise MedoptError("matrix needs at least two runs")
-    read = []
-    for index, (name, run) in enumerate(items):
-        run = _passage_run(run, name or f"run{index}", honour_rank)
-        read.append((name or run.name, run.path, run.rankings))
-    judgments, topic_spans = _passage_inputs(read[0][2], read[1][2], qrels, spans, parsed, honour_rank)[2:]
-    return passage_set(read, judgments, topic_spans)
-
-
-def matrix_rows(runs, qrels=None, metrics=None, *, ranges: bool = False, jobs: int | None = None,
-                engine: str = "local", method: str = "auto", solver=None, time_limit=None, max_grade=None,
-                pad: str = "none", residual: bool = False, strategy=None, limits=(), honour_rank: bool = False,
-                complete: bool = False, topics=None, fast_path: bool = True, warn=_warn, spans=None,
-                summary: bool = False) -> tuple[list, tuple]:
-    """The rows of a matrix job (columns of the results store), computed without a store; with
-    ``summary``, the per-pair summary rows instead (batch.summary: the store's ``pairs`` table)."""
-    jobs = jobs or os.cpu_count() or 1
-    parsed, companions = unique_measures(_metric_list(metrics), warn, passages=True)
-    settings = Settings(method=method, solver=solver, time_limit=time_limit, max_grade=max_grade, pad=pad,
-                        residual=residual, limits=tuple(limits), strategy=None if strategy == "auto" else strategy,
-                        fast=fast_path, ranges=ranges)
-    if character_job(parsed, companions, spans):  # MED-U: passage runs (SPEC 8)
-        check_character_settings(settings)
-        runset = _passage_set(runs, qrels, spans, parsed, honour_rank)
-        judgments = runset.judgments
-        present = np.array([runset.has(i) for i in range(len(runset.names))])
-    else:
-        judgments = as_qrels(qrels)
-        columns = _run_columns(runs, honour_rank, jobs)
-        if len(columns) < 2:
-            raise MedoptError("matrix needs at least two runs")
-        for note in filter(None, (tie_note(c.name, c.tied) for c in columns)):
-            warn(note)
-        extra = [t for t, judged in judgments.items() if judged] if complete else ()
-        runset = load_runset(None, judgments, max_grade=max_grade, columns=columns, extra_topics=extra)
-        if len(set(runset.names)) != len(runset.names):
-            raise MedoptError(f"two runs have the same name ({', '.join(runset.names)}): name them "
-                              "(a dict name -> run)")
-        present = np.array([length > 0 for length in runset.length])
-    in_two = present.sum(axis=0) >= 2
-    if not in_two.any() and not complete:
-        raise MedoptError(f"no two of the {len(runset.names)} runs share a topic: nothing to compare")
-    one_sided = 0 if complete else sum(int(np.count_nonzero(present[i] ^ present[j]))
-                                       for i in range(len(present)) for j in range(i + 1, len(present)))
-    if one_sided:
-        warn(f"{one_sided} (pair, topic) combination(s) skipped: the topic is in only one run of the pair")
-    chosen = chosen_topics(runset, in_two, judgments, qrels_source(qrels), complete=complete, topics=topics,
-                           warn=warn)
-    rows = collect_rows(runset, parsed, settings, engine=engine, jobs=jobs, topics=chosen,
-                        complete=complete) if parsed else []
-    rows += companion_store_rows(runset, companions, topics=chosen)[0]
-    run_order = {name: i for i, name in enumerate(runset.names)}
-    topic_order = {topic: i for i, topic in enumerate(sort_topics(runset.topics))}
-    metric_order = {str(m): i for i, m in enumerate(parsed + companions)}
-    rows.sort(key=lambda r: (run_order[r[0]], run_order[r[1]], topic_order[r[2]], metric_order[r[3]]))
-    names = tuple(c for c in MATRIX_COLUMNS if (ranges or c not in MATRIX_RANGE_COLUMNS)
-                  and (companions or c not in COMPANION_COLUMNS))
-    records = [dict(zip(MATRIX_COLUMNS, row)) for row in rows]
-    if summary:
-        return pair_summary(records, runset), PAIR_COLUMNS
-    return records, names
-
-
-def matrix(runs, qrels=None, metrics=None, *, ranges: bool = False, jobs: int | None = None, engine: str = "local",
-           method: str = "auto", solver=None, time_limit=None, max_grade=None, pad: str = "none",
-           residual: bool = False, strategy=None, limits=(), honour_rank: bool = False, complete: bool = False,
-           topics=None, fast_path: bool = True, spans=None, summary: bool = False):
-    """MED for every unordered pair of ``runs`` x every topic the pair shares x every metric, as a pandas
-    DataFrame with the columns of a ``medopt matrix`` results store (``run_a, run_b, topic, metric, method,
-    solver, value, direction, certified, upper_bound, status, seconds, assignment, time_limit``; with
-    ``ranges`` also ``low, high, low_bound, high_bound, low_certified, high_certified, low_assignment,
-    high_assignment``; with a companion ``-m RBO(p=0.9)`` also ``rbo_min, rbo_residual, rbo_ext``, in rows of
-    its own, method ``rbo``, no MED).  ``runs``: a dict name -> run in any accepted form, or a list of runs (TREC files
-    are read as the command reads them).  ``jobs`` workers (default: every core; 1: this process);
-    ``engine`` local or dask.  No store is written: rows are computed, sorted and returned.  Topics and
-    G as for :func:`compare` (``complete``, ``topics``, ``max_grade``).  ``summary=True``: the per-pair
-    summary instead, one row per pair, metric and method (``run_a, run_b, metric, method, topics,
-    score_a, score_b, diff, judged_a, judged_b, med, certified, low, high, low_bound, high_bound,
-    verdict``), what ``matrix --summary`` writes.
-
-    MED-U (SPEC 8): ``U(L=..)`` metrics (alone), passage runs (8-column files, PassageRuns or dicts topic ->
-    passages) and ``spans``; the assignment JSON is ``{docid: [[offset, length], ...]}``."""
-    rows, columns = matrix_rows(runs, qrels, metrics, ranges=ranges, jobs=jobs, engine=engine, method=method,
-                                solver=solver, time_limit=time_limit, max_grade=max_grade, pad=pad, residual=residual,
-                                strategy=strategy, limits=limits, honour_rank=honour_rank, complete=complete,
-                                topics=topics, summary=summary, fast_path=fast_path, spans=spans)
-    return rows_frame(rows, columns)
-
-
-__all__ = ["compare", "compare_rows", "matrix", "matrix_rows", "to_latex", "to_trec_eval", "format_output",
-           "write_output", "OUTPUT_FORMATS", "COMPARE_COLUMNS", "RANGE_COLUMNS"]
+__all__ = ["compare", "compare_rows", "summary_row", "companion_rows", "COMPARE_COLUMNS", "RANGE_COLUMNS"]

@@ -1,6 +1,6 @@
 """A proven floor on judging: the fewest judgments with which ANY policy, even one that knows every
 grade, can have k of the pairs decided (SPEC 7), on the judging simulation's terms
-(``medopt.judging_simulation``: the qrels are the assessor, a document they do not list is grade 0).
+(``medopt.judging.simulation``: the qrels are the assessor, a document they do not list is grade 0).
 
 **Setting.**  A pair p = (A, B), a topic t, the true grades g* (the qrels; unlisted: 0), the start
 judgments S0 (judged for free, at their true grades) and a judged set J >= S0.  For a grade vector x
@@ -84,10 +84,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from .errors import MedoptError
-from .instance import build_instance
-from .metrics import parse_metric
-from .metrics.base import log2_discount
+from ..errors import MedoptError
+from ..core.instance import build_instance
+from ..metrics import parse_metric
+from ..metrics.base import log2_discount
 
 FAMILIES = ("nDCG", "AP", "R", "P", "DCG", "SDCG", "RR", "SP", "SSP", "Success", "SN_DCG", "SN_AP", "ERR", "RBP")
 ETA = 1e-9  # "sum u > 0" relaxed to ">= -ETA" (step 3): only weakens the condition
@@ -357,8 +357,8 @@ class _Model:
         import numpy as np
         from scipy.sparse import coo_matrix
 
-        from .modeling.matrix import MatrixModel  # deferred, as every solver import: HiGHS loads on first use
-        from .solvers.backends import solve_highs  # (the same)
+        from ..modeling.matrix import MatrixModel  # deferred, as every solver import: HiGHS loads on first use
+        from ..solvers.backends import solve_highs  # (the same)
 
         entries = [(r, c, v) for r, row in enumerate(self.rows) for c, v in row.items()]
         rows, cols, values = zip(*entries)

@@ -28,10 +28,10 @@ import hashlib
 import json
 import math
 
-from . import api
-from .errors import MedoptError
-from .io.frames import as_qrels, as_run
-from .metrics import PER_TOPIC, parse_metric, resolve_max_grade
+from .. import api
+from ..errors import MedoptError
+from ..io.frames import as_qrels, as_run
+from ..metrics import PER_TOPIC, parse_metric, resolve_max_grade
 
 
 def _define(impl, name: str):

@@ -38,7 +38,7 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple, Sequence
 
-from .errors import MetricSyntaxError
+from ..errors import MetricSyntaxError
 
 RBO_COLUMNS = ("rbo_min", "rbo_residual", "rbo_ext")
 COMPANION_METHOD = "rbo"  # the method column of a companion row (it has no MED method)

@@ -31,7 +31,7 @@ import time
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from .errors import MedoptError
+from ..errors import MedoptError
 
 # bytes one instance's exact model may be predicted to need (the machine measured: 24 GiB, two cores,
 # a process per core; docs/limits.md#memory)

@@ -16,12 +16,13 @@ import sys
 import warnings
 from typing import Sequence
 
-from . import api
-from .batch import unique_metrics
-from .errors import MedoptError, MedoptWarning
-from .io.results import mean
-from .io.trec import mean_topics, read_qrels, read_run, read_topic_choice, run_names, tie_note
-from .metrics import PER_TOPIC, judged_at, parse_metric, resolve_max_grade
+from .. import api
+from ..batch import unique_metrics
+from ..errors import MedoptError, MedoptWarning
+from ..io.results import mean
+from ..io.trec import read_qrels, read_run, run_names, tie_note
+from ..io.topics import mean_topics, read_topic_choice
+from ..metrics import PER_TOPIC, judged_at, parse_metric, resolve_max_grade
 
 BOUNDS_COLUMNS = ("run", "topic", "metric", "low", "high", "trec_eval", "judged", "low_certified",
                   "high_certified", "method", "seconds")

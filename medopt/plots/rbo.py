@@ -2,10 +2,10 @@
 against depth 20 (panels e and f).  Each point is one pair of runs, its value the mean over the
 topics the pair shares, as in the paper (whose Fig. 2 counts its points in pairs).
 
-Each point is named by its pair (numbered, with a key, beyond :data:`medopt.plots.NAMED` pairs).
+Each point is named by its pair (numbered, with a key, beyond :data:`medopt.plots.matrix.NAMED` pairs).
 
 * :func:`plot_rbo` -- mean MED-RBP(p=0.9) of each pair against its mean RBO(p=0.9), both
-  computed by :func:`medopt.runs.matrix_rows` (RBO as the companion of SPEC 9).  In the paper's
+  computed by :func:`medopt.workflows.matrix.matrix_rows` (RBO as the companion of SPEC 9).  In the paper's
   every panel larger differences lie to the upper right, so RBO, a similarity, is drawn as the
   distance 1 - RBO_ext; the residual of each mean is shown in the title (at a run's depth it is
   negligible: 0.9^100 is 3e-5).
@@ -13,7 +13,7 @@ Each point is named by its pair (numbered, with a key, beyond :data:`medopt.plot
   MED-SDCG@20, the paper's Fig. 3(e) and 3(f): the paper's "nDCG" is SDCG, DCG@k over the
   DCG@k of k top-grade documents (SPEC 3), so SDCG is the default (``metric`` chooses another).
 
-Drawn with matplotlib through :mod:`medopt.plots` (its saving and output checks); Kendall's tau
+Drawn with matplotlib through :mod:`medopt.plots.matrix` (its saving and output checks); Kendall's tau
 from scipy.
 """
 
@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import MedoptError
-from .plots import _save, check_image_outputs, label_panels, labelled_figure, pair_label, tau_scatter
-from .runs import matrix_rows
-from .companions import parse_companion  # noqa: F401 (the command asks it too)
-from .metrics import parse_metric
+from ..errors import MedoptError
+from .figures import _save, check_image_outputs
+from .labels import label_panels, labelled_figure, pair_label, tau_scatter
+from ..workflows.matrix import matrix_rows
+from ..metrics.companions import parse_companion  # noqa: F401 (the command asks it too)
+from ..metrics import parse_metric
 
 
 def _pair_means(rows, metric: str, column: str) -> dict:

@@ -45,13 +45,14 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Mapping, Sequence
 
-from . import api
-from .errors import MedoptError
-from .instance import build_instance
-from .io.frames import as_qrels, as_run, qrels_source
-from .io.trec import mean_topics, read_topic_choice, run_names
-from .metrics import parse_metric, resolve_max_grade
-from .result import mean_range
+from .. import api
+from ..errors import MedoptError
+from ..core.instance import build_instance
+from ..io.frames import as_qrels, as_run, qrels_source
+from ..io.trec import run_names
+from ..io.topics import mean_topics, read_topic_choice
+from ..metrics import parse_metric, resolve_max_grade
+from ..core.result import mean_range
 
 POLICIES = ("lookahead", "assignment", "depth", "random")
 JUDGE_COLUMNS = ("rank", "topic", "docid", "policy", "value", "bound", "pairs", "pair", "topic_low",

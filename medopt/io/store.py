@@ -38,7 +38,7 @@ from __future__ import annotations
 
 # size: one SQLite schema and every transaction on it (open, claim, insert, read, export) in one place, so
 # that the rules keeping a store from mixing or going stale are read together; the identity of inputs and
-# the one-line refusals are in medopt.provenance.
+# the one-line refusals are in medopt.io.provenance.
 import json
 import math
 import os
@@ -47,9 +47,9 @@ import urllib.parse
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from .errors import MedoptError, option
-from .io.output import check_output, csv_lines, output_file, store_files
-from .io.trec import write_atomic
+from ..errors import MedoptError, option
+from .output import check_output, csv_lines, output_file, store_files
+from .trec import write_atomic
 from .provenance import Input, Review, identify, match_inputs, one_method, refuse_review  # noqa: F401 (the API)
 
 COLUMNS = ("run_a", "run_b", "topic", "metric", "method", "solver", "value", "direction", "certified",

@@ -36,9 +36,9 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from .errors import MedoptError
-from .io.passages import MAX_OFFSET
-from .metrics.u import U, merge_spans, u_scores
+from ..errors import MedoptError
+from ..io.passages import MAX_OFFSET
+from ..metrics.u import U, merge_spans, u_scores
 
 class Completed(dict):
     """An assignment already completed by ``PassageInstance.complete`` (not completed again)."""

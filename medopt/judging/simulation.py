@@ -1,4 +1,4 @@
-"""A judging campaign simulated on real qrels: how many judgments each policy of ``medopt.judging``
+"""A judging campaign simulated on real qrels: how many judgments each policy of ``medopt.judging.next``
 spends before the comparisons are decided.
 
 The qrels play the assessor: a document they grade gets that grade, any other one counts as judged
@@ -25,7 +25,7 @@ import random
 import time
 from typing import Mapping, Sequence
 
-from .judging import Judging
+from .next import Judging
 
 
 def start_judgments(qrels: Mapping[str, Mapping[str, int]], topics: Sequence[str], share: float,

@@ -1,0 +1,1 @@
+"""The instance, its results and certificates, reductions, trivial bounds and deadlines."""

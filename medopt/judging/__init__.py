@@ -1,0 +1,1 @@
+"""Which documents to judge next: the policies, the simulated campaigns and the proven floor."""

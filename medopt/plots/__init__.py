@@ -1,0 +1,1 @@
+"""Figures: a matrix store's plots, the ranges and verdicts, RBO and depths."""

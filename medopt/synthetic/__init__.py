@@ -1,0 +1,1 @@
+"""Seeded synthetic data: TREC-like runs and qrels, random instances for oracles."""

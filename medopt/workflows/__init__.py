@@ -1,0 +1,1 @@
+"""Whole-run workflows: compare's rows, bounds, the ir_measures measure, the model catalogue."""
