@@ -461,7 +461,7 @@ def test_a_solve_past_the_memory_ceiling_stops_with_an_honest_answer(warm):
 def test_the_memory_ceiling_counts_from_a_fresh_process(monkeypatch):
     """The ceiling is 0.9 of the limit, plus what the process held beyond a fresh one's when the
     computation began; an enclosing ceiling holds inside; crossing it makes the computation out of time."""
-    from medopt import limits
+    from medopt.core import deadlines as limits
     rss = {"now": 100 * 2 ** 20}
     monkeypatch.setattr(limits, "process_rss", lambda: rss["now"])
     with limits.memory_ceiling(1000 * 2 ** 20):

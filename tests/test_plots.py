@@ -8,7 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 import medopt
-from medopt import plots, range_plots
+from medopt.plots import matrix as plots
+from medopt.plots import ranges as range_plots
 from medopt.batch import Settings, run_matrix
 from medopt.cli import main
 from medopt.synthetic.generate import generate_qrels, generate_runs
@@ -187,7 +188,7 @@ def test_verdicts_never_mix_methods_and_show_open(range_job, tmp_path):
         other = dict(first, method="greedy", low=0.01, high=0.2, low_bound=-0.1, high_bound=0.3)
         other["verdict"] = verdict(other["low"], other["high"], other["low_bound"], other["high_bound"])
         assert other["verdict"] == "open"
-        results.replace_pairs(rows + [other])
+        results.replace_pairs(rows + [other], {r["run_a"] for r in rows} | {r["run_b"] for r in rows})
     result = invoke("plot", "--kind", "verdicts", "--store", copy, "-m", first["metric"], "-o", tmp_path / "v.png")
     assert result.exit_code == 2 and "--method" in result.output and "greedy" in result.output
     result = invoke("plot", "--kind", "verdicts", "--store", copy, "-m", first["metric"], "--method", "greedy",
@@ -244,7 +245,7 @@ def test_ranges_plot_beyond_one_page(range_job, tmp_path, monkeypatch):
 def capture(monkeypatch, module) -> list:
     """The figures a plot function would save (saved nowhere)."""
     figures = []
-    monkeypatch.setattr(module, "_save", lambda figure, outputs: figures.append(figure))
+    monkeypatch.setattr(module, "_save", lambda figure, outputs, **_: figures.append(figure))
     return figures
 
 
@@ -296,7 +297,7 @@ def test_depths_with_its_default_metric_names_its_points(job, tmp_path, monkeypa
     result = invoke("plot", "--kind", "depths", *paths, "--qrels", qrels, "-o", tmp_path / "d.png")
     assert result.exit_code == 0, result.output  # SDCG, the default, without a cutoff (issue 49)
     assert_images(tmp_path / "d.png")
-    from medopt import rbo_plots
+    from medopt.plots import rbo as rbo_plots
 
     figures = capture(monkeypatch, rbo_plots)
     rbo_plots.plot_depths(paths, qrels, ["unused.png"], metric="P", depths=(5, 20))
