@@ -10,6 +10,8 @@ _LAZY = {
     "compare": "workflows.compare", "matrix": "workflows.matrix", "to_trec_eval": "workflows.outputs",
     "to_latex": "workflows.outputs",
     "MED": "workflows.measure", "MEDRange": "workflows.measure", "judge_next": "judging.next",
+    "flip_distance": "flip", "FlipResult": "flip",  # SPEC 11
+    "significance": "workflows.significance", "SignificanceResult": "workflows.significance",  # SPEC 12
     "InputFormatError": "errors", "InputFrameError": "errors", "MedoptError": "errors",
     "MetricSyntaxError": "errors", "TooLargeError": "errors",
     "Instance": "core.instance", "RelevanceLimit": "core.instance", "build_instance": "core.instance",
@@ -48,5 +50,6 @@ __all__ = ["med", "score", "difference_range", "score_range", "compare", "matrix
            "MED", "MEDRange", "judge_next", "RangeResult", "parse_metric", "MedResult", "Instance", "RelevanceLimit",
            "build_instance", "Grading", "MedoptError", "MetricSyntaxError", "InputFormatError", "InputFrameError",
            "TooLargeError", "METHODS", "PassageRun", "read_passage_run", "read_spans", "read_passage_judgments",
-           "PassageInstance", "build_passage_instance"]
+           "PassageInstance", "build_passage_instance", "flip_distance", "FlipResult", "significance",
+           "SignificanceResult"]
 __version__ = "0.1.0"

@@ -2,9 +2,10 @@
 (SPEC 10) and top grade (SPEC 1), and a summary that answers the question.
 
 The tie runs: three topics, every document judged, so each topic's difference range is one point, the
-observed P@10 difference: +0.1, +0.2 and -0.3 (and the mirror image).  Their exact mean is 0 (a tie:
-the comparison can flip), but floats sum them to +1.9e-17 or -1.9e-17, which a verdict read from
-rounded values calls decided, one way or the other."""
+observed P@10 difference: 0 - 0.1, 0 - 0 and 0.3 - 0.2 (and the mirror image).  Their exact mean is 0 (a
+tie: the comparison can flip), but floats make it -9.3e-18 (or +9.3e-18), which the verdict read from
+rounded values called decided (the code before this test said so in compare, and the other way round in
+the ranges plot)."""
 
 from __future__ import annotations
 
@@ -29,8 +30,8 @@ DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "trec_ev
 
 def _tie_files(tmp_path: Path, mirror: bool = False) -> tuple[Path, Path, Path]:
     """Runs A and B over topics 1-3, 10 documents each, all judged; P@10(A) - P@10(B) per topic is
-    +0.1, +0.2, -0.3 (``mirror``: -0.1, -0.2, +0.3)."""
-    relevant = {"1": (2, 1), "2": (3, 1), "3": (0, 3)}
+    0 - 0.1, 0 - 0, 0.3 - 0.2 (``mirror``: the other way round)."""
+    relevant = {"1": (0, 1), "2": (0, 0), "3": (3, 2)}
     if mirror:
         relevant = {t: (b, a) for t, (a, b) in relevant.items()}
     run_a, run_b, qrels = [], [], []
@@ -58,8 +59,9 @@ def _csv(text: str) -> list[dict]:
 
 
 def test_the_tie_is_float_noise_either_way():
-    assert (0.1 + 0.2 - 0.3) / 3 > 0 and (-0.1 - 0.2 + 0.3) / 3 < 0  # the old verdicts: decided, both ways
-    assert sum(exact_value(v) for v in (0.1, 0.2, -0.3)) == 0
+    topics = [0 / 10 - 1 / 10, 0 / 10 - 0 / 10, 3 / 10 - 2 / 10]
+    assert sum(topics) / 3 < 0 and sum(-v for v in topics) / 3 > 0  # the old verdicts: decided, both ways
+    assert sum(exact_value(v) for v in topics) == 0
 
 
 def test_verdict_rules():
@@ -92,6 +94,7 @@ def test_every_surface_says_can_flip_on_the_tie(tmp_path, mirror):
     (row,) = _csv(_cli("compare", run_a, run_b, "--qrels", qrels, "-m", "P@10", "--range"))
     assert row["topic"] == "all" and row["verdict"] == "can flip"
     assert float(row["low"]) == 0.0 and float(row["high"]) == 0.0 and float(row["diff"]) == 0.0
+    assert float(row["low_bound"]) == 0.0 and float(row["high_bound"]) == 0.0
     # medopt.compare, the API
     frame = medopt.compare(str(run_a), str(run_b), str(qrels), ["P@10"], ranges=True)
     assert frame[frame.topic == "all"].verdict.tolist() == ["can flip"]
@@ -123,11 +126,11 @@ def test_summary_by_default_and_per_topic_with_q(tmp_path):
     run_a, run_b, qrels = _tie_files(tmp_path)
     summary = _csv(_cli("compare", run_a, run_b, "--qrels", qrels, "-m", "P@10", "-m", "nDCG@10"))
     assert [r["topic"] for r in summary] == ["all", "all"]
-    assert summary[0]["score_a"] == "0.1666666667" and summary[0]["score_b"] == "0.1666666667"
+    assert summary[0]["score_a"] == "0.1" and summary[0]["score_b"] == "0.1"
     assert summary[0]["judged_a"] == "1" and summary[0]["topics"] == "3"
     per_topic = _csv(_cli("compare", run_a, run_b, "--qrels", qrels, "-m", "P@10", "-q"))
     assert [r["topic"] for r in per_topic] == ["1", "2", "3", "all"]
-    assert [r["direction"] for r in per_topic[:3]] == ["runA", "runA", "runB"]  # run names, not a/b
+    assert [r["direction"] for r in per_topic[:3]] == ["runB", "runA", "runA"]  # run names, not a/b
 
 
 def _graded_files(tmp_path: Path) -> tuple[Path, Path, Path]:
@@ -226,3 +229,24 @@ def test_trec_eval_column_equals_trec_evals_output(tmp_path):
                            per_topic=False)
     assert frame.score_a.tolist() == [pytest.approx(expected, abs=5e-5)]
     assert math.isclose(frame.judged_a.iloc[0], frame.judged_b.iloc[0])
+
+
+DL_HARD = DATA.parent / "dl-hard"
+
+
+@pytest.mark.skipif(not DL_HARD.is_dir(), reason=f"shared data absent: {DL_HARD} (DL-HARD runs and trec_eval outputs)")
+def test_compare_scores_are_trec_evals_on_dl_hard():
+    """compare's score_a and score_b are the means trec_eval printed for each DL-HARD run (its *.run.eval
+    files were made with -l 2: relevant is grade 2 and above)."""
+    runs = DL_HARD / "baselines" / "doc"
+    first, second = runs / "bm25+bert-mp.run", runs / "bm25+electra-mp.run"
+    frame = medopt.compare(str(first), str(second), str(DL_HARD / "dl_hard-doc.qrels"),
+                           ["P(rel=2)@10", "nDCG@10"], per_topic=False).set_index("metric")
+    for run, column in ((first, "score_a"), (second, "score_b")):
+        reference = {}
+        for line in Path(f"{run}.eval").read_text().splitlines():
+            name, topic, value = line.split()
+            if topic == "all" and name in ("P_10", "ndcg_cut_10"):
+                reference[name] = float(value)
+        assert frame.loc["P(rel=2)@10", column] == pytest.approx(reference["P_10"], abs=5e-5)
+        assert frame.loc["nDCG@10", column] == pytest.approx(reference["ndcg_cut_10"], abs=5e-5)

@@ -163,6 +163,7 @@ class MatrixReport:
     seconds: float
     read_seconds: float
     retried: int = 0
+    pairs: list | None = None      # the per-pair summary with SPEC 12's columns (run_matrix's ``test``)
 
 
 def job_settings(qrels_path, settings: Settings, honour_rank: bool, spans_path=None, *,
@@ -248,7 +249,8 @@ def run_matrix(runs, metrics, *, qrels=None, store="medopt-matrix.sqlite", setti
                progress: bool | None = None, fast_rows: int = FAST_ROWS_PER_TASK,
                instance_rows: int = INSTANCE_ROWS_PER_TASK, cluster_options: dict | None = None,
                warn=_warn, spans=None, names=None, refresh: bool = False,
-               several_methods: bool = False) -> MatrixReport:
+               several_methods: bool = False, test: str | None = None, alpha: float = 0.05,
+               correction: str = "none") -> MatrixReport:
     """Compute MED for every unordered pair of ``runs`` (TREC files) x common topic x metric into ``store``.
 
     ``retry`` (with ``resume``) computes again the rows stored uncertified: a time limit reached, a solver
@@ -341,7 +343,8 @@ def run_matrix(runs, metrics, *, qrels=None, store="medopt-matrix.sqlite", setti
                 plan.rows += len(extra)
                 plan.stored += held
             results.release()  # the claim ends (committed with the first rows, or here when none came)
-            results.replace_pairs(pair_summary(results.rows(), runset), runset.names)  # the summary, made anew
+            pairs = pair_summary(results.rows(), runset, test=test, alpha=alpha, correction=correction)
+            results.replace_pairs(pairs, runset.names)  # the summary, made anew (SPEC 12's columns: not stored)
     except BaseException as error:
         removed = created and store.exists() and remove_if_unused(store)  # a job that stored nothing leaves nothing
         if not removed and done[0] and isinstance(error, MedoptError):
@@ -349,7 +352,8 @@ def run_matrix(runs, metrics, *, qrels=None, store="medopt-matrix.sqlite", setti
                               "--resume completes the job once the cause is fixed)") from None
         raise
     return MatrixReport(str(store), runset.names, [str(m) for m in metrics + companions], plan.rows, plan.stored,
-                        plan.one_sided, time.perf_counter() - started, read_seconds, plan.retried)
+                        plan.one_sided, time.perf_counter() - started, read_seconds, plan.retried,
+                        pairs if test is not None else None)
 
 
 def chosen_topics(runset, in_two: np.ndarray, judgments: dict, qrels, *, complete: bool = False, topics=None,

@@ -16,6 +16,7 @@ from collections import defaultdict
 from ..metrics.companions import COMPANION_METHOD
 from ..metrics import Grading, judged_at, parse_metric
 from ..core.result import exact_mean, exact_value, mean_range
+from ..core.significance import correct_rows, summary_columns
 
 
 class Observed:
@@ -42,10 +43,12 @@ class Observed:
         return self.cache[key]
 
 
-def pair_summary(rows, runset) -> list[dict]:
+def pair_summary(rows, runset, *, test: str | None = None, alpha: float = 0.05, correction: str = "none") -> list[dict]:
     """The summary rows (PAIR_COLUMNS) of the per-topic ``rows`` (dicts with the store's columns) of the
     pairs of runs in ``runset`` (a RunSet: the observed scores are computed from its rankings and
-    judgments; rows of other runs, a store's from an earlier job, are left to it)."""
+    judgments; rows of other runs, a store's from an earlier job, are left to it).  ``test`` (SPEC 12, rows
+    with ranges): also ``p_reference, p_worst, robust`` (core.significance), Holm or Bonferroni over the
+    pairs of each metric with ``correction``."""
     groups: dict = defaultdict(list)
     names = set(runset.names)
     for row in rows:
@@ -71,5 +74,11 @@ def pair_summary(rows, runset) -> list[dict]:
                               rational=rational)
             row.update(low=span.low, high=span.high, low_bound=span.low_bound, high_bound=span.high_bound,
                        verdict=span.verdict)
+            if test is not None:  # SPEC 12: significance under every completion
+                row.update(summary_columns([a - b if not rational else float(exact_value(a) - exact_value(b))
+                                            for (a, _), (b, _) in zip(scores_a, scores_b)], group, test, alpha,
+                                           rational=rational))
         summary.append(row)
+    if test is not None:
+        correct_rows(summary, correction, alpha)
     return summary

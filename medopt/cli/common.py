@@ -306,3 +306,25 @@ def parse_limits(at_most, at_least) -> list:
             raise MedoptError(f"--at-{'most' if side == 'high' else 'least'} {text!r}: expected GRADE:N, e.g. 2:1")
         limits.append(RelevanceLimit(grade=int(grade), **{side: int(count)}))
     return limits
+
+
+def flip_options(function):
+    """SPEC 11's flip distance in the summary rows (compare, matrix --summary): --flip, --labels, --scope."""
+    function = click.option("--scope", type=click.Choice(("unjudged", "all")), default="unjudged", show_default=True,
+                            help="With --flip: which documents may change (all: judged ones too, against their "
+                                 "judgment).")(function)
+    function = click.option("--labels", type=click.Path(dir_okay=False), default=None,
+                            help="With --flip: reference grades of unjudged documents, in qrels format (default 0; "
+                                 "a label for a judged document is ignored, with a warning).")(function)
+    return click.option("--flip", is_flag=True,
+                        help="Also the flip distance (SPEC 11) in the summary rows: the fewest judgments of the "
+                             "unjudged documents (reference: not relevant, or --labels) that must go the other way "
+                             "for the mean difference to reach 0 (flip_distance; empty when no completion flips), "
+                             "of how many may change (flip_documents), and whether it is proven "
+                             "(flip_certified).  --time-limit bounds each flip distance as a whole: past it, "
+                             "the best witness found, uncertified.")(function)
+
+
+def check_flip_options(flip: bool, labels, scope: str) -> None:
+    if (labels is not None or scope != "unjudged") and not flip:
+        raise click.UsageError("--labels and --scope go with --flip")

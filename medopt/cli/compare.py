@@ -11,7 +11,8 @@ from ..batch import unique_measures
 from ..io.paths import check_output_file
 from ..workflows.compare import compare_rows
 from ..workflows.outputs import OUTPUT_FORMATS, format_output, write_output
-from .common import main, method_options, metric_option, named_runs, parse_limits, topic_options, warn
+from .common import (check_flip_options, flip_options, main, method_options, metric_option, named_runs, parse_limits,
+                     topic_options, warn)
 
 
 @main.command()
@@ -36,9 +37,17 @@ from .common import main, method_options, metric_option, named_runs, parse_limit
                    "the summary the mean difference range with its verdict (SPEC 7): decided (a proven bound "
                    "excludes 0), can flip (a completion ties or reverses the comparison) or open (a time limit "
                    "stopped a solve before it proved its end).")
+@flip_options
+@click.option("--test", "test", type=click.Choice(["t", "sign"]), default=None,
+              help="Significance under every completion (SPEC 12; implies --range): the paired t-test or the sign "
+                   "test; the summary rows get p_reference (unjudged = not relevant), p_worst (the largest p over "
+                   "every completion) and robust (p_worst < alpha and the mean keeps its sign).")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True,
+              help="Significance level of --test.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when stderr is a terminal).")
 def compare(run_a, run_b, qrels, spans, metrics, method, solver, time_limit, max_grade, pad, residual, strategy, at_most,
-            at_least, fmt, output, honour_rank, complete, topics, per_topic, ranges, progress):
+            at_least, fmt, output, honour_rank, complete, topics, per_topic, ranges, flip, labels, scope, test, alpha,
+            progress):
     """MED between RUN_A and RUN_B: a summary row per metric (topic 'all'): each run's observed mean
     (unjudged = not relevant, as trec_eval), their difference, Judged@k, the mean MED; -q adds a row per
     topic, as trec_eval -q.  Means are over the topics the qrels judge and both runs retrieved (-c: every
@@ -47,6 +56,7 @@ def compare(run_a, run_b, qrels, spans, metrics, method, solver, time_limit, max
     With --range, the mean difference range too, and its verdict: the comparison is decided when no
     completion of the judgments can change which run is better on average."""
     parsed, companions = unique_measures(metrics, warn, passages=True)
+    check_flip_options(flip, labels, scope)
     limits = parse_limits(at_most, at_least)
     if fmt == "parquet" and not output:
         raise click.UsageError("--format parquet writes a file: give -o FILE")
@@ -57,7 +67,8 @@ def compare(run_a, run_b, qrels, spans, metrics, method, solver, time_limit, max
         run_a, run_b, qrels, parsed + companions, method=method, solver=solver, time_limit=time_limit, max_grade=max_grade,
         pad=pad, residual=residual, strategy=strategy, limits=limits, honour_rank=honour_rank,
         complete=complete, topics=topics, per_topic=per_topic, ranges=ranges, progress=sys.stderr.isatty() if progress is None else progress,
-        warn=warn, sides=("RUN_A", "RUN_B"), spans=spans, names=names)
+        warn=warn, sides=("RUN_A", "RUN_B"), spans=spans, names=names, flip=flip, labels=labels, scope=scope,
+        test=test, alpha=alpha)
     if output:
         write_output(rows, columns, fmt, output, inputs=[run_a, run_b, qrels, spans])
     else:

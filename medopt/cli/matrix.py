@@ -10,8 +10,13 @@ from ..io.output import store_files
 from ..io.paths import check_output_file
 from ..plots.figures import check_image_outputs
 from ..plots.matrix import plot_heatmap
-from ..io.store import export_format, export_pairs, export_results
-from .common import distinct_files, main, method_options, metric_option, named_runs, parse_limits, topic_options, warn
+from ..core.significance import SUMMARY_COLUMNS as SIGNIFICANCE_COLUMNS
+from ..flip.columns import FLIP_COLUMNS, pair_flips
+from ..io.frames import as_qrels, as_run
+from ..io.store import PAIR_COLUMNS, export_format, export_pairs, export_results, export_rows, open_existing
+from ..io.trec import run_names
+from .common import (check_flip_options, distinct_files, flip_options, main, method_options, metric_option, named_runs,
+                     parse_limits, topic_options, warn)
 
 
 @main.command("matrix")
@@ -58,10 +63,19 @@ from .common import distinct_files, main, method_options, metric_option, named_r
               help="Store both ends of each difference range of M(A) - M(B) (columns low, high, their bounds, "
                    "certificates and assignments); the MED is max(high, -low).  A store is made with or without "
                    "it: --resume keeps to the store's choice.")
+@flip_options
+@click.option("--test", "test", type=click.Choice(["t", "sign"]), default=None,
+              help="With --summary: significance under every completion per pair (SPEC 12; implies --range): "
+                   "p_reference, p_worst and robust in the summary file.")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True,
+              help="Significance level of --test.")
+@click.option("--correction", type=click.Choice(["none", "holm", "bonferroni"]), default="none", show_default=True,
+              help="Adjust --test's p-values over the pairs of each metric (as PyTerrier's correction=).")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
 def matrix_command(runs, qrels, spans, metrics, method, solver, time_limit, max_grade, pad, residual, strategy, at_most,
                    at_least, jobs, engine, scheduler, store, resume, retry, refresh, several_methods, complete,
-                   topics, fast_path, chunk_size, output, fmt, summary, heatmap, honour_rank, ranges, progress):
+                   topics, fast_path, chunk_size, output, fmt, summary, heatmap, honour_rank, ranges, flip, labels, scope,
+                   test, alpha, correction, progress):
     """MED for every unordered pair of RUNS x every common topic x every metric, into a results store.
 
     Stop it at any time (Ctrl-C, SIGTERM, or kill): rerun with --resume and it completes the job.
@@ -70,7 +84,11 @@ def matrix_command(runs, qrels, spans, metrics, method, solver, time_limit, max_
     """
     settings = Settings(method=method, solver=solver, time_limit=time_limit, max_grade=max_grade, pad=pad,
                         residual=residual, limits=tuple(parse_limits(at_most, at_least)),
-                        strategy=None if strategy == "auto" else strategy, fast=fast_path, ranges=ranges)
+                        strategy=None if strategy == "auto" else strategy, fast=fast_path,
+                        ranges=ranges or test is not None)  # SPEC 12 (--test) needs the ranges
+    check_flip_options(flip, labels, scope)
+    if (flip or test is not None) and (not summary or str(summary).endswith(".gz")):
+        raise click.UsageError("--flip and --test add columns to the per-pair summary: give --summary FILE (not .gz)")
     if fmt is not None and not output:
         raise MedoptError("--format is the format of -o: give -o FILE with it")
     runs, names = named_runs(runs)
@@ -90,7 +108,8 @@ def matrix_command(runs, qrels, spans, metrics, method, solver, time_limit, max_
                         jobs=jobs, scheduler=scheduler, resume=resume, retry=retry, complete=complete, topics=topics,
                         honour_rank=honour_rank, progress=progress, fast_rows=chunk_size or FAST_ROWS_PER_TASK,
                         instance_rows=chunk_size or INSTANCE_ROWS_PER_TASK, warn=warn, spans=spans,
-                        names=names, refresh=refresh, several_methods=several_methods)
+                        names=names, refresh=refresh, several_methods=several_methods, test=test, alpha=alpha,
+                        correction=correction)
     if report.one_sided:
         warn(f"{report.one_sided} (pair, topic) combination(s) skipped: the topic is in only one run of the pair")
     again = f" ({report.retried} of them again: stored uncertified)" if report.retried else ""
@@ -101,11 +120,27 @@ def matrix_command(runs, qrels, spans, metrics, method, solver, time_limit, max_
         count = export_results(store, output, fmt)
         click.echo(f"medopt: wrote {count} rows to {output}", err=True)
     if summary:
-        count = export_pairs(store, summary)
+        pairs, columns = report.pairs, PAIR_COLUMNS + (SIGNIFICANCE_COLUMNS if test is not None else ())
+        if flip:
+            pairs = flip_summary(store, pairs, runs, names, qrels, labels=labels, scope=scope, max_grade=max_grade,
+                                 time_limit=time_limit, complete=complete, topics=topics, honour_rank=honour_rank)
+            columns += FLIP_COLUMNS
+        count = export_pairs(store, summary) if pairs is None else export_rows(pairs, columns, summary,
+                                                                              inputs=inputs)
         click.echo(f"medopt: wrote the summary of {count} pair(s) x metric(s) to {summary}", err=True)
     if heatmap:
         plot_heatmap(store, [heatmap], method=method if several_methods and method != "auto" else None)
         click.echo(f"medopt: wrote {heatmap}", err=True)
+
+
+def flip_summary(store, pairs, paths, names, qrels, *, honour_rank: bool, **options) -> list:
+    """The per-pair summary (the job's, else the store's) with the flip columns (flip.columns.pair_flips)."""
+    read = [as_run(path, honour_rank=honour_rank) for path in paths]
+    runs = {name or default: run for name, default, run in zip(names, run_names(*read), read)}
+    if pairs is None:
+        with open_existing(store) as results:
+            pairs = results.pairs()
+    return pair_flips(pairs, runs, as_qrels(qrels) if qrels is not None else None, warn=warn, **options)
 
 
 @main.command("export-results")

@@ -244,9 +244,10 @@ def mean_range(ends, *, rational: bool = False) -> MeanRange:
     n = len(ends)
     if rational:
         columns = [[exact_value(e[i]) for e in ends] for i in range(2)]
-        # a bound equal to its end is the end's own rational; any other bound keeps its binary value
-        columns += [[exact_value(e[i]) if e[i] == e[i - 2] else Fraction(float(e[i])) for e in ends]
-                    for i in (2, 3)]
+        # a bound within 1e-12 of its end is the end's own rational (a closed form's, computed another way);
+        # any other bound keeps its binary value
+        columns += [[exact_value(e[i - 2]) if abs(e[i] - e[i - 2]) <= 1e-12 else Fraction(float(e[i]))
+                     for e in ends] for i in (2, 3)]
         low, high, low_bound, high_bound = (sum(c, Fraction(0)) / n for c in columns)
     else:
         low, high, low_bound, high_bound = (math.fsum(float(e[i]) for e in ends) / n for i in range(4))

@@ -556,6 +556,12 @@ def export_pairs(store_path, output, fmt: str | None = None) -> int:
         return _export(iter(store.pairs()), PAIR_COLUMNS, output, fmt, store_files(store_path))
 
 
+def export_rows(rows, columns, output, fmt: str | None = None, *, inputs=()) -> int:
+    """Write rows (dicts) with ``columns`` to CSV, TSV, JSON lines or parquet (matrix --test's and --flip's
+    summaries)."""
+    return _export(iter(rows), tuple(columns), output, fmt, inputs)
+
+
 def _export(rows, columns, output, fmt: str | None, inputs) -> int:
     """Rows (dicts) as CSV, TSV, JSON lines or parquet into ``output`` (io.output's one writer; never one of
     ``inputs``)."""

@@ -25,6 +25,8 @@ from ..io.trec import Run, pair_topics, run_names, tie_note
 from ..io.topics import mean_topics, read_topic_choice
 from ..metrics import PER_TOPIC, judged_at, parse_metric, resolve_max_grade
 from ..core.result import exact_mean, exact_value, mean_range
+from ..core.significance import SUMMARY_COLUMNS as SIGNIFICANCE_COLUMNS, summary_columns, wants_ranges
+from ..flip.columns import FLIP_COLUMNS, flip_columns
 
 COMPARE_COLUMNS = ("run_a", "run_b", "topic", "metric", "topics", "score_a", "score_b", "diff", "judged_a",
                    "judged_b", "med", "direction", "certified", "upper_bound")
@@ -80,7 +82,8 @@ def compare_rows(run_a, run_b, qrels=None, metrics=None, *, method: str = "auto"
                  max_grade=None, pad: str = "none", residual: bool = False, strategy: str | None = None,
                  limits=(), honour_rank: bool = False, complete: bool = False, topics=None, ranges: bool = False,
                  names=None, progress: bool = False, warn=_warn, sides=("run_a", "run_b"),
-                 spans=None, per_topic: bool = True) -> tuple[list, tuple]:
+                 spans=None, per_topic: bool = True, flip: bool = False, labels=None, scope: str = "unjudged",
+                 test: str | None = None, alpha: float = 0.05) -> tuple[list, tuple]:
     """The rows of ``medopt compare`` and their columns: one row per topic and metric (with
     ``per_topic``), then one summary row per metric (topic ``all``): both runs' observed means
     (``score_a``, ``score_b``: unjudged documents not relevant, trec_eval's), their difference, the
@@ -90,8 +93,12 @@ def compare_rows(run_a, run_b, qrels=None, metrics=None, *, method: str = "auto"
     every judged topic, a missing ranking empty; ``topics``: only those).  G follows SPEC 1 (the
     largest grade of the whole qrels; ``max_grade="per-topic"``: each topic's own).  ``sides`` names
     the two runs in warnings.  With ``spans`` or a passage metric (U), the runs are passage runs and
-    MED-U is computed (SPEC 8)."""
+    MED-U is computed (SPEC 8).  ``flip`` (SPEC 11, with ``labels`` and ``scope``) adds ``flip_distance,
+    flip_documents, flip_certified`` to the summary rows; ``test`` ("t" or "sign", SPEC 12; implies
+    ``ranges``) adds ``p_reference, p_worst, robust`` at ``alpha``."""
     from tqdm import tqdm
+
+    ranges = wants_ranges(test, alpha) or ranges  # SPEC 12 needs the ranges
 
     parsed, companions = unique_measures(_metric_list(metrics), warn, passages=True)
     passages = spans is not None or any(getattr(m, "characters", False) for m in parsed)
@@ -155,12 +162,25 @@ def compare_rows(run_a, run_b, qrels=None, metrics=None, *, method: str = "auto"
     for metric, metric_rows in per_metric.items():
         summaries.append(summary_row(name_a, name_b, metric, metric_rows, ranges=ranges,
                                      rational=getattr(parse_metric(metric), "rational", False)))
+        if test is not None:  # SPEC 12: significance under every completion (core.significance)
+            summaries[-1].update(summary_columns([r["diff"] for r in metric_rows], metric_rows, test, alpha,
+                                                 rational=getattr(parse_metric(metric), "rational", False)))
         if per_topic:
             rows.extend(metric_rows)
+    if flip:  # SPEC 11: how many judgments must go against the comparison (medopt.flip)
+        if passages:
+            raise MedoptError("--flip takes document metrics, not passage metrics (U)")
+        said = set()  # a warning once, not once per metric
+        once = lambda message: message in said or said.add(message) or warn(message)  # noqa: E731
+        for summary in summaries:
+            summary.update(flip_columns(summary["metric"], first, second, judgments if qrels is not None else None,
+                                        topics=common, complete=complete, labels=labels, scope=scope,
+                                        max_grade=max_grade, time_limit=time_limit, warn=once))
     rows = rows + summaries if per_topic else summaries
     rows.extend(companion_rows(companions, ranking_a, ranking_b, common, name_a, name_b, per_topic=per_topic))
-    return rows, COMPARE_COLUMNS + (RANGE_COLUMNS if ranges else ()) + ("method", "seconds") + (
-        RBO_COLUMNS if companions else ())
+    return rows, COMPARE_COLUMNS + (RANGE_COLUMNS if ranges else ()) + (
+        SIGNIFICANCE_COLUMNS if test is not None else ()) + ("method", "seconds") + (
+        RBO_COLUMNS if companions else ()) + (FLIP_COLUMNS if flip else ())
 
 
 def summary_row(name_a: str, name_b: str, metric: str, rows: list, *, ranges: bool, rational: bool) -> dict:
@@ -217,7 +237,8 @@ def _companion_row(name_a, name_b, topic, companion, value, seconds) -> dict:
 def compare(run_a, run_b, qrels=None, metrics=None, *, method: str = "auto", ranges: bool = False, solver=None,
             time_limit=None, max_grade=None, pad: str = "none", residual: bool = False, strategy=None, limits=(),
             honour_rank: bool = False, complete: bool = False, topics=None, per_topic: bool = True, names=None,
-            progress: bool = False, spans=None):
+            progress: bool = False, spans=None, flip: bool = False, labels=None, scope: str = "unjudged",
+            test: str | None = None, alpha: float = 0.05):
     """MED between two runs for every topic and metric, as a pandas DataFrame: the rows and columns of
     ``medopt compare -q`` (``run_a, run_b, topic, metric, topics, score_a, score_b, diff, judged_a,
     judged_b, med, direction, certified, upper_bound``, then ``method, seconds``), and a summary row per
@@ -237,11 +258,18 @@ def compare(run_a, run_b, qrels=None, metrics=None, *, method: str = "auto", ran
     would print as a warning is a :class:`medopt.errors.MedoptWarning`.
 
     MED-U (SPEC 8): passage runs (8-column files, or dicts topic -> [(docid, offset, length)]), the
-    qrels, ``spans`` (a spans file or topic -> docid -> [(offset, length)]) and ``U(L=..)`` metrics."""
+    qrels, ``spans`` (a spans file or topic -> docid -> [(offset, length)]) and ``U(L=..)`` metrics.
+
+    ``flip=True``: the summary rows also carry ``flip_distance``, ``flip_documents``, ``flip_certified``
+    (SPEC 11, :func:`medopt.flip_distance`, with ``labels`` and ``scope``).  ``test="t"`` or ``"sign"``
+    (SPEC 12): ``p_reference`` (unjudged = 0), ``p_worst`` (the largest p over every completion) and
+    ``robust`` (at ``alpha``); implies ranges.
+    """
     rows, columns = compare_rows(run_a, run_b, qrels, metrics, method=method, solver=solver, time_limit=time_limit,
                                  max_grade=max_grade, pad=pad, residual=residual, strategy=strategy, limits=limits,
                                  honour_rank=honour_rank, complete=complete, topics=topics, ranges=ranges,
-                                 names=names, progress=progress, spans=spans, per_topic=per_topic)
+                                 names=names, progress=progress, spans=spans, per_topic=per_topic, flip=flip,
+                                 labels=labels, scope=scope, test=test, alpha=alpha)
     return rows_frame(rows, columns)
 
 

@@ -19,7 +19,9 @@ from ..errors import MedoptError
 from ..io.frames import as_qrels, as_run, qrels_source
 from ..io.results import rows_frame
 from ..io.store import COLUMNS as MATRIX_COLUMNS, COMPANION_COLUMNS, PAIR_COLUMNS, RANGE_COLUMNS as MATRIX_RANGE_COLUMNS
-from ..io.trec import sort_topics, tie_note
+from ..io.trec import Run, sort_topics, tie_note
+from ..core.significance import SUMMARY_COLUMNS as SIGNIFICANCE_COLUMNS, wants_ranges
+from ..flip.columns import FLIP_COLUMNS, pair_flips
 from .compare import _metric_list, _passage_inputs, _passage_run, _warn
 
 
@@ -68,10 +70,14 @@ def matrix_rows(runs, qrels=None, metrics=None, *, ranges: bool = False, jobs: i
                 engine: str = "local", method: str = "auto", solver=None, time_limit=None, max_grade=None,
                 pad: str = "none", residual: bool = False, strategy=None, limits=(), honour_rank: bool = False,
                 complete: bool = False, topics=None, fast_path: bool = True, warn=_warn, spans=None,
-                summary: bool = False) -> tuple[list, tuple]:
+                summary: bool = False, flip: bool = False, labels=None, scope: str = "unjudged",
+                test: str | None = None, alpha: float = 0.05, correction: str = "none") -> tuple[list, tuple]:
     """The rows of a matrix job (columns of the results store), computed without a store; with
-    ``summary``, the per-pair summary rows instead (batch.summary: the store's ``pairs`` table)."""
+    ``summary``, the per-pair summary rows instead (batch.summary: the store's ``pairs`` table), with
+    ``flip`` the flip columns (SPEC 11), with ``test`` (SPEC 12; implies ranges) ``p_reference, p_worst,
+    robust``, ``correction`` over the pairs."""
     jobs = jobs or os.cpu_count() or 1
+    ranges = wants_ranges(test, alpha, correction) or ranges  # SPEC 12 needs the ranges
     parsed, companions = unique_measures(_metric_list(metrics), warn, passages=True)
     settings = Settings(method=method, solver=solver, time_limit=time_limit, max_grade=max_grade, pad=pad,
                         residual=residual, limits=tuple(limits), strategy=None if strategy == "auto" else strategy,
@@ -114,14 +120,27 @@ def matrix_rows(runs, qrels=None, metrics=None, *, ranges: bool = False, jobs: i
                   and (companions or c not in COMPANION_COLUMNS))
     records = [dict(zip(MATRIX_COLUMNS, row)) for row in rows]
     if summary:
-        return pair_summary(records, runset), PAIR_COLUMNS
+        pairs = pair_summary(records, runset, test=test, alpha=alpha, correction=correction)
+        columns = PAIR_COLUMNS + (SIGNIFICANCE_COLUMNS if test is not None else ())
+        if flip:
+            if character_job(parsed, companions, spans):
+                raise MedoptError("flip distances take document metrics, not passage metrics (U)")
+            named = {name: Run(name, name, {topic: runset.ranking(i, t) for t, topic in enumerate(runset.topics)
+                                            if runset.ranking(i, t)}) for i, name in enumerate(runset.names)}
+            return pair_flips(pairs, named, judgments if qrels is not None else None, warn=warn, labels=labels,
+                              scope=scope, max_grade=max_grade, time_limit=time_limit, complete=complete,
+                              topics=topics), columns + FLIP_COLUMNS
+        return pairs, columns
+    if flip or test is not None:
+        raise MedoptError("flip distances and significance are in the per-pair summary: give summary=True")
     return records, names
 
 
 def matrix(runs, qrels=None, metrics=None, *, ranges: bool = False, jobs: int | None = None, engine: str = "local",
            method: str = "auto", solver=None, time_limit=None, max_grade=None, pad: str = "none",
            residual: bool = False, strategy=None, limits=(), honour_rank: bool = False, complete: bool = False,
-           topics=None, fast_path: bool = True, spans=None, summary: bool = False):
+           topics=None, fast_path: bool = True, spans=None, summary: bool = False, flip: bool = False, labels=None,
+           scope: str = "unjudged", test: str | None = None, alpha: float = 0.05, correction: str = "none"):
     """MED for every unordered pair of ``runs`` x every topic the pair shares x every metric, as a pandas
     DataFrame with the columns of a ``medopt matrix`` results store (``run_a, run_b, topic, metric, method,
     solver, value, direction, certified, upper_bound, status, seconds, assignment, time_limit``; with
@@ -133,14 +152,18 @@ def matrix(runs, qrels=None, metrics=None, *, ranges: bool = False, jobs: int | 
     G as for :func:`compare` (``complete``, ``topics``, ``max_grade``).  ``summary=True``: the per-pair
     summary instead, one row per pair, metric and method (``run_a, run_b, metric, method, topics,
     score_a, score_b, diff, judged_a, judged_b, med, certified, low, high, low_bound, high_bound,
-    verdict``), what ``matrix --summary`` writes.
+    verdict``), what ``matrix --summary`` writes; with ``flip=True`` also ``flip_distance, flip_documents,
+    flip_certified`` per pair (SPEC 11, ``labels`` and ``scope`` as for :func:`compare`); with ``test="t"``
+    or ``"sign"`` (SPEC 12, implies ranges) also ``p_reference, p_worst, robust`` at ``alpha``, adjusted over
+    the pairs of each metric by ``correction`` ("holm" or "bonferroni", as PyTerrier's ``correction=``).
 
     MED-U (SPEC 8): ``U(L=..)`` metrics (alone), passage runs (8-column files, PassageRuns or dicts topic ->
     passages) and ``spans``; the assignment JSON is ``{docid: [[offset, length], ...]}``."""
     rows, columns = matrix_rows(runs, qrels, metrics, ranges=ranges, jobs=jobs, engine=engine, method=method,
                                 solver=solver, time_limit=time_limit, max_grade=max_grade, pad=pad, residual=residual,
                                 strategy=strategy, limits=limits, honour_rank=honour_rank, complete=complete,
-                                topics=topics, summary=summary, fast_path=fast_path, spans=spans)
+                                topics=topics, summary=summary, fast_path=fast_path, spans=spans, flip=flip,
+                                labels=labels, scope=scope, test=test, alpha=alpha, correction=correction)
     return rows_frame(rows, columns)
 
 

@@ -1,0 +1,70 @@
+"""Flip distances (SPEC 11) on TREC DL 2020: seconds per pair and the share certified.
+
+40 run pairs drawn with a fixed seed from the 83 TREC DL 2020 passage runs, over the topics the
+qrels judge (54), for trec_eval's P.10, ndcg_cut.10, recip_rank and map (depth 1000), each pair
+with a time limit of 120 s (issue 52's targets: P.10, ndcg_cut.10, recip_rank median <= 1 s,
+map median <= 20 s, every pair certified within 120 s).  Prints, per metric: pairs, median and
+largest seconds, certified share, the pairs that never flip, the median F / N; per pair one line
+with --verbose.
+
+    python benchmarks/flip.py                          # the full benchmark (long: do not run on a shared box)
+    python benchmarks/flip.py --pairs 3 --metrics P.10 # a few pairs
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import random
+import statistics
+import sys
+from pathlib import Path
+
+import medopt
+from medopt.io.frames import as_run
+from medopt.io.trec import read_qrels
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "trec-dl-2020"
+METRICS = ["P.10", "ndcg_cut.10", "recip_rank", "map"]
+
+
+def pairs(count: int, seed: int = 52) -> list[tuple[Path, Path]]:
+    runs = sorted((DATA / "runs").glob("*.run*"))
+    every = list(itertools.combinations(runs, 2))
+    return random.Random(seed).sample(every, count)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=40)
+    parser.add_argument("--metrics", nargs="+", default=METRICS)
+    parser.add_argument("--time-limit", type=float, default=120.0)
+    parser.add_argument("--verbose", action="store_true")
+    args = parser.parse_args(argv)
+    if not DATA.exists():
+        print(f"no TREC DL 2020 data at {DATA}", file=sys.stderr)
+        return 2
+    qrels = read_qrels(DATA / "qrels.dl20-passage.txt")
+    chosen = pairs(args.pairs)
+    runs = {path: as_run(str(path)) for pair in chosen for path in pair}
+    for metric in args.metrics:
+        seconds, certified, never, shares = [], 0, 0, []
+        for a, b in chosen:
+            result = medopt.flip_distance(metric, runs[a], runs[b], qrels, time_limit=args.time_limit)
+            seconds.append(result.seconds)
+            certified += result.certified
+            never += result.never
+            if result.distance is not None and result.documents:
+                shares.append(result.distance / result.documents)
+            if args.verbose:
+                print(f"  {metric} {a.name} {b.name}: F={result.distance} >= {result.lower_bound} N={result.documents} "
+                      f"D_L={result.reference:+.4f} {'certified' if result.certified else 'open'} "
+                      f"{result.seconds:.2f}s {sorted(set(result.curves.values()))}", flush=True)
+        print(f"{metric}: {len(chosen)} pairs, median {statistics.median(seconds):.2f}s, max {max(seconds):.2f}s, "
+              f"certified {certified}/{len(chosen)}, never {never}, median F/N "
+              f"{statistics.median(shares) if shares else float('nan'):.4f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
