@@ -33,13 +33,12 @@ from ..io.passages import read_passage_judgments
 from ..io.paths import check_output_file
 from .summary import pair_summary
 from ..io.trec import file_sha256, read_qrels, tie_note
-from ..io.topics import mean_topics, read_topic_choice
 from ..metrics import parse_metric
 from ..io.store import ResultStore, check_store_file, identify, refuse_review, remove_if_unused
 from .engines import make_engine, read_runs
 from .fastpath import KERNEL_METHODS, RANGE_KERNELS
 from .passageset import character_job, check_character_settings, plan_passages, read_passage_set
-from .runset import RunSet, load_runset
+from .runset import chosen_topics, RunSet, load_runset
 from .tasks import Settings, Unit, companion_rows
 
 FAST_ROWS_PER_TASK = 4096
@@ -254,7 +253,7 @@ def run_matrix(runs, metrics, *, qrels=None, store="medopt-matrix.sqlite", setti
     """Compute MED for every unordered pair of ``runs`` (TREC files) x common topic x metric into ``store``.
 
     ``retry`` (with ``resume``) computes again the rows stored uncertified: a time limit reached, a solver
-    stopped early (not a heuristic's rows). Topics per SPEC 10 (io.trec.mean_topics): those the qrels judge
+    stopped early (not a heuristic's rows). Topics per SPEC 10 (io.topics.mean_topics): those the qrels judge
     and the pair retrieved; ``complete`` (-c) every judged topic; ``topics`` only those.
     ``warn`` receives what the user should know (default: :class:`MedoptWarning` warnings).
     MED-U (SPEC 8): ``U(L=..)`` metrics (alone in the job), ``runs`` 8-column passage runs and ``spans`` the
@@ -354,18 +353,6 @@ def run_matrix(runs, metrics, *, qrels=None, store="medopt-matrix.sqlite", setti
     return MatrixReport(str(store), runset.names, [str(m) for m in metrics + companions], plan.rows, plan.stored,
                         plan.one_sided, time.perf_counter() - started, read_seconds, plan.retried,
                         pairs if test is not None else None)
-
-
-def chosen_topics(runset, in_two: np.ndarray, judgments: dict, qrels, *, complete: bool = False, topics=None,
-                  warn=_warn) -> np.ndarray:
-    """The mask over the runset's topic codes of the topics a matrix job computes (SPEC 10, decided by
-    io.trec.mean_topics): judged and shared by some pair of runs; ``complete``: every judged topic."""
-    shared = [runset.topics[t] for t in np.flatnonzero(in_two)]
-    kept, notes = mean_topics(shared, judgments, qrels, complete=complete, chosen=read_topic_choice(topics))
-    for note in notes:
-        warn(note)
-    kept = set(kept)
-    return np.array([t in kept for t in runset.topics], dtype=bool)
 
 
 def collect_rows(runset: RunSet, metrics, settings: Settings = Settings(), *, engine: str = "local",

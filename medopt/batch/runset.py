@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import MedoptError
 from ..io.trec import _Corrupt, _stem, input_chunks, read_run, run_names, sort_topics
+from ..io.topics import mean_topics, read_topic_choice
 from ..metrics import resolve_max_grade
 
 # Byte classes of ASCII text: 0 part of a token, 1 whitespace to str.split(), 2 newline, 3 anything
@@ -314,3 +315,15 @@ def _flatten(qrels: dict, topic_code: dict) -> tuple:
 def _within(lengths: np.ndarray) -> np.ndarray:
     """0, 1, ..., n-1 for each n in lengths, concatenated."""
     return np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+
+
+def chosen_topics(runset, in_two: np.ndarray, judgments: dict, qrels, *, complete: bool = False, topics=None,
+                  warn=None) -> np.ndarray:
+    """The mask over the runset's topic codes of the topics a matrix job computes (SPEC 10, decided by
+    io.topics.mean_topics): judged and shared by some pair of runs; ``complete``: every judged topic."""
+    shared = [runset.topics[t] for t in np.flatnonzero(in_two)]
+    kept, notes = mean_topics(shared, judgments, qrels, complete=complete, chosen=read_topic_choice(topics))
+    for note in notes if warn is not None else ():
+        warn(note)
+    kept = set(kept)
+    return np.array([t in kept for t in runset.topics], dtype=bool)

@@ -25,7 +25,7 @@ import numpy as np
 
 from .. import api
 from ..batch import Settings, collect_rows, read_runs
-from ..batch.matrix import chosen_topics
+from ..batch.runset import chosen_topics
 from ..batch.runset import load_runset
 from ..errors import MedoptError
 from ..io.output import store_files

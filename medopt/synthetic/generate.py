@@ -141,7 +141,7 @@ def write_example(
 # ---------------------------------------------------------------------------
 # passage runs (MED-U, SPEC 8)
 
-EXAMPLES = Path(__file__).parent / "examples"
+EXAMPLES = Path(__file__).parents[1] / "examples"  # medopt/examples (package data)
 
 
 def generate_passage_runs(n_runs: int, n_topics: int, n_passages: int, *, seed: int, pool_size: int = 20,

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..batch import Settings, collect_rows, unique_measures
 from ..batch.engines import read_runs
-from ..batch.matrix import chosen_topics
+from ..batch.runset import chosen_topics
 from ..batch.passageset import character_job, check_character_settings, passage_set
 from ..batch.runset import columns_from_rankings, load_runset, read_run_columns
 from ..batch.summary import pair_summary
