@@ -250,3 +250,26 @@ def test_compare_scores_are_trec_evals_on_dl_hard():
                 reference[name] = float(value)
         assert frame.loc["P(rel=2)@10", column] == pytest.approx(reference["P_10"], abs=5e-5)
         assert frame.loc["nDCG@10", column] == pytest.approx(reference["ndcg_cut_10"], abs=5e-5)
+
+
+def test_plots_from_runs_take_the_topics(tmp_path):
+    """plot's run-based kinds follow SPEC 10 too: --topics keeps some, -c adds judged topics no run retrieved."""
+    from medopt.plots.matrix import judged_fraction_points
+    from medopt.plots.rbo import depth_points
+
+    run_a, run_b, qrels = _graded_files(tmp_path)
+    one = judged_fraction_points([run_a, run_b], qrels, "P@2", percents=(100,), topics=["1"])
+    both = judged_fraction_points([run_a, run_b], qrels, "P@2", percents=(100,))
+    every = judged_fraction_points([run_a, run_b], qrels, "P@2", percents=(100,), complete=True)
+    by_topic = medopt.compare(str(run_a), str(run_b), str(qrels), ["P@2"], complete=True).set_index("topic")
+    assert one[100][1].tolist() == [pytest.approx(by_topic.loc["1", "med"])]
+    assert both[100][1].tolist() == [pytest.approx((by_topic.loc["1", "med"] + by_topic.loc["2", "med"]) / 2)]
+    assert every[100][1].tolist() == [pytest.approx(by_topic.loc["all", "med"])]  # topic 9 counted, as -c
+    assert list(depth_points([run_a, run_b], qrels, "P", (1, 2), topics=["2"])[2].values()) == [
+        pytest.approx(by_topic.loc["2", "med"])]
+    result = CliRunner().invoke(main, ["plot", "--kind", "depths", str(run_a), str(run_b), "--qrels", str(qrels),
+                                       "--depths", "1,2,20", "--topics", "1,2", "-o", str(tmp_path / "d.png")])
+    assert result.exit_code == 0, result.output
+    result = CliRunner().invoke(main, ["plot", "--kind", "heatmap", "--store", str(tmp_path / "x.sqlite"), "-c",
+                                       "-o", str(tmp_path / "h.png")])
+    assert result.exit_code == 2 and "store's topics" in result.output

@@ -12,7 +12,7 @@ from ..plots import verdicts as verdict_plots
 from ..plots import rbo as rbo_plots
 from ..errors import MedoptError
 from ..io.output import store_files
-from .common import DEFAULT_TIME_LIMIT, main, warn
+from .common import DEFAULT_TIME_LIMIT, main, topic_options, warn
 
 FROM_RUNS = ("judged-fraction", "bounds", "rbo", "depths")
 
@@ -48,9 +48,11 @@ FROM_RUNS = ("judged-fraction", "bounds", "rbo", "depths")
               help="depths: the cutoffs k; each but 20 is drawn against 20.")
 @click.option("--seed", type=int, default=0, show_default=True, help="judged-fraction: subsampling seed.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="judged-fraction: workers.")
+@topic_options
 @click.option("-o", "--output", "outputs", multiple=True, required=True, type=click.Path(dir_okay=False),
               help="Image file, .png or .pdf. Repeatable.")
-def plot_command(runs, kind, store, metrics, pair, method, qrels, fractions, depths, seed, jobs, outputs):
+def plot_command(runs, kind, store, metrics, pair, method, qrels, fractions, depths, seed, jobs, complete, topics,
+                 outputs):
     """Plots of MED results and ranges: from a matrix store, or (judged-fraction, bounds) computed from runs
     and qrels."""
 
@@ -60,6 +62,10 @@ def plot_command(runs, kind, store, metrics, pair, method, qrels, fractions, dep
         raise MedoptError("--pair chooses the pair of runs for --kind ranges")
     if method and kind in FROM_RUNS:
         raise MedoptError(f"--method chooses the rows of a store; --kind {kind} computes from RUNS")
+    if (complete or topics) and kind not in FROM_RUNS:
+        raise MedoptError("-c and --topics choose the topics of the plots computed from RUNS; a store's topics "
+                          "were chosen by its matrix job")
+    selection = {"complete": complete, "topics": topics}
     if kind == "judged-fraction":
         if len(runs) < 2 or not qrels or len(metrics) != 1:
             raise MedoptError("--kind judged-fraction needs two or more RUNS, --qrels and one -m METRIC")
@@ -70,12 +76,12 @@ def plot_command(runs, kind, store, metrics, pair, method, qrels, fractions, dep
         if not percents or not all(0 <= p <= 100 for p in percents):  # (NaN is not between 0 and 100)
             raise MedoptError(f"--fractions {fractions!r}: expected percentages like 0,25,50,75,100")
         plots.plot_judged_fraction(list(runs), qrels, metrics[0], list(outputs), percents=percents, seed=seed,
-                                   jobs=jobs)
+                                   jobs=jobs, **selection)
     elif kind == "bounds":
         if not runs or not qrels or len(metrics) != 1:
             raise MedoptError("--kind bounds needs one or more RUNS, --qrels and one -m METRIC")
         range_plots.plot_bounds(list(runs), qrels, metrics[0], list(outputs), warn=warn,
-                                time_limit=DEFAULT_TIME_LIMIT)
+                                time_limit=DEFAULT_TIME_LIMIT, **selection)
     elif kind == "rbo":
         if len(runs) < 2:
             raise MedoptError("--kind rbo needs two or more RUNS (--qrels optional)")
@@ -84,7 +90,7 @@ def plot_command(runs, kind, store, metrics, pair, method, qrels, fractions, dep
         if len(rbo) > 1 or len(med) > 1:
             raise MedoptError("--kind rbo draws one MED metric against one RBO: e.g. -m 'RBP(p=0.9)' -m 'RBO(p=0.9)'")
         rbo_plots.plot_rbo(list(runs), qrels, list(outputs), metric=(med or ["RBP(p=0.9)"])[0],
-                           rbo=(rbo or ["RBO(p=0.9)"])[0], jobs=jobs or 1)
+                           rbo=(rbo or ["RBO(p=0.9)"])[0], jobs=jobs or 1, **selection)
     elif kind == "depths":
         if len(runs) < 2 or len(metrics) > 1:
             raise MedoptError("--kind depths needs two or more RUNS and at most one -m METRIC (no cutoff)")
@@ -95,7 +101,7 @@ def plot_command(runs, kind, store, metrics, pair, method, qrels, fractions, dep
         if not cutoffs or min(cutoffs) < 1:
             raise MedoptError(f"--depths {depths!r}: expected cutoffs like 5,20,100")
         rbo_plots.plot_depths(list(runs), qrels, list(outputs), metric=(metrics or ("SDCG",))[0], depths=cutoffs,
-                              jobs=jobs or 1)
+                              jobs=jobs or 1, **selection)
     else:
         if runs and kind != "ranges":
             raise MedoptError(f"--kind {kind} draws from --store; RUNS are for --kind {', '.join(FROM_RUNS)} "

@@ -39,14 +39,15 @@ def _pair_means(rows, metric: str, column: str) -> dict:
     return {pair: total / count for pair, (total, count) in sums.items()}
 
 
-def rbo_points(runs, qrels=None, metric: str = "RBP(p=0.9)", rbo: str = "RBO(p=0.9)", *, jobs: int | None = 1):
+def rbo_points(runs, qrels=None, metric: str = "RBP(p=0.9)", rbo: str = "RBO(p=0.9)", *, jobs: int | None = 1,
+               complete: bool = False, topics=None):
     """Per pair of runs: (mean MED-``metric``, mean RBO_ext, mean residual), in the pairs' order."""
     companion = parse_companion(rbo)
     if companion is None:
         raise MedoptError(f"{rbo!r} is not an RBO companion, e.g. RBO(p=0.9)")
     if parse_companion(metric) is not None:
         raise MedoptError(f"{metric!r}: the MED metric to draw against RBO must be a metric, e.g. RBP(p=0.9)")
-    rows, _ = matrix_rows(runs, qrels, [metric, str(companion)], jobs=jobs)
+    rows, _ = matrix_rows(runs, qrels, [metric, str(companion)], jobs=jobs, complete=complete, topics=topics)
     med = _pair_means(rows, med_label(metric), "value")
     ext = _pair_means(rows, str(companion), "rbo_ext")
     residual = _pair_means(rows, str(companion), "rbo_residual")
@@ -56,10 +57,10 @@ def rbo_points(runs, qrels=None, metric: str = "RBP(p=0.9)", rbo: str = "RBO(p=0
 
 
 def plot_rbo(runs, qrels, outputs, *, metric: str = "RBP(p=0.9)", rbo: str = "RBO(p=0.9)",
-             jobs: int | None = 1) -> None:
+             jobs: int | None = 1, complete: bool = False, topics=None) -> None:
     """Tan & Clarke's Fig. 3(a): mean MED-``metric`` (y) of each pair against 1 - its mean RBO_ext (x)."""
     check_image_outputs(outputs, inputs=[runs, qrels])
-    pairs, med, ext, residual = rbo_points(runs, qrels, metric, rbo, jobs=jobs)
+    pairs, med, ext, residual = rbo_points(runs, qrels, metric, rbo, jobs=jobs, complete=complete, topics=topics)
     if not pairs:
         raise MedoptError("no pair of runs shares a topic: nothing to draw")
     figure, (axis,), key = labelled_figure(len(pairs))
@@ -81,17 +82,18 @@ def med_label(metric: str, cutoff: int | None = None) -> str:
     return text[:-len(tail)] if text.endswith(tail) else text
 
 
-def depth_points(runs, qrels=None, metric: str = "SDCG", depths=(5, 20, 100), *, jobs: int | None = 1) -> dict:
+def depth_points(runs, qrels=None, metric: str = "SDCG", depths=(5, 20, 100), *, jobs: int | None = 1,
+                 complete: bool = False, topics=None) -> dict:
     """Per depth k of ``depths``: {pair: mean MED-``metric``@k} (``metric`` without a cutoff)."""
     if "@" in metric:
         raise MedoptError(f"{metric!r}: give the metric without a cutoff; --depths sets them")
     names = {k: str(parse_metric(f"{metric}@{k}")) for k in depths}
-    rows, _ = matrix_rows(runs, qrels, list(names.values()), jobs=jobs)
+    rows, _ = matrix_rows(runs, qrels, list(names.values()), jobs=jobs, complete=complete, topics=topics)
     return {k: _pair_means(rows, name, "value") for k, name in names.items()}
 
 
 def plot_depths(runs, qrels, outputs, *, metric: str = "SDCG", depths=(5, 20, 100), reference: int = 20,
-                jobs: int | None = 1) -> None:
+                jobs: int | None = 1, complete: bool = False, topics=None) -> None:
     """Tan & Clarke's Fig. 3(e, f): mean MED-``metric``@k of each pair (y) against MED-``metric``@``reference``
     (x), one panel per other depth k."""
     check_image_outputs(outputs, inputs=[runs, qrels])
@@ -99,7 +101,7 @@ def plot_depths(runs, qrels, outputs, *, metric: str = "SDCG", depths=(5, 20, 10
     others = [k for k in depths if k != reference]
     if not others:
         raise MedoptError(f"--depths: give depths besides {reference}, e.g. 5,20,100")
-    means = depth_points(runs, qrels, metric, depths, jobs=jobs)
+    means = depth_points(runs, qrels, metric, depths, jobs=jobs, complete=complete, topics=topics)
     pairs = list(means[reference])
     if not pairs:
         raise MedoptError("no pair of runs shares a topic: nothing to draw")
