@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-import math
 import time
 from typing import Mapping, Sequence
 
 from . import methods
 from .errors import MedoptError
+from .core.deadlines import time_limit_seconds
 from .core.instance import RelevanceLimit, build_instance
 from .io.frames import one_topic
 from .metrics import PER_TOPIC, parse_metric
@@ -142,11 +142,7 @@ def _characters(metric, a, b, judgments, spans, gains, method: str, options: dic
 
 
 def _run(instance, method: str, solver, time_limit, options: dict, started: float, *, ranges: bool):
-    if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, (int, float))
-                                   or not time_limit > 0):
-        raise MedoptError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
-    if time_limit == math.inf:
-        time_limit = None
+    time_limit = time_limit_seconds(time_limit)
     chosen = methods.auto(instance, ranges=ranges) if method == "auto" else methods.get(method)
     return methods.run(chosen, instance, dict(options, solver=solver, time_limit=time_limit),
                        chosen_by_auto=method == "auto", ranges=ranges, started=started)

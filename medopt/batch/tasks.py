@@ -10,7 +10,6 @@ store in :data:`medopt.io.store.COLUMNS` order.
 from __future__ import annotations
 
 import json
-import math
 import time
 from dataclasses import dataclass
 from itertools import repeat
@@ -20,6 +19,7 @@ import numpy as np
 from .. import api, methods
 from ..metrics.companions import COMPANION_METHOD
 from ..errors import MedoptError
+from ..core.deadlines import time_limit_seconds
 from ..metrics import parse_metric
 from .fastpath import med_columns, range_columns
 from ..io.store import RANGE_COLUMNS
@@ -42,10 +42,7 @@ class Settings:
     ranges: bool = False  # both ends of each difference range (SPEC 7), the MED from them
 
     def __post_init__(self):
-        limit = self.time_limit
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, float))
-                                  or not math.isfinite(limit) or limit <= 0):
-            raise MedoptError(f"time limit must be a positive number of seconds, got {limit!r}")
+        object.__setattr__(self, "time_limit", time_limit_seconds(self.time_limit))  # the one check
         if self.ranges and self.method != "auto" and methods.get(self.method).ranges is None:
             exact = ", ".join(name for name, m in methods.REGISTRY.items() if m.ranges)
             raise MedoptError(f"method {self.method!r} gives no exact range ends (methods that do: {exact})")

@@ -131,6 +131,18 @@ class OutOfRoom(OutOfTime):
     the rest of the computation goes on)."""
 
 
+def time_limit_seconds(value) -> float | None:
+    """A time limit as every entry point takes it (the one check): None or infinity, no limit; a positive
+    finite number of seconds; anything else refused in one line naming the option (errors.option)."""
+    from ..errors import option
+
+    if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and value == math.inf):
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        raise MedoptError(f"{option('time_limit', None)} must be a positive number of seconds, got {value!r}")
+    return float(value)
+
+
 def deadline_after(time_limit: float | None) -> float | None:
     """The perf_counter deadline ``time_limit`` seconds from now (None: no limit)."""
     return None if time_limit is None else time.perf_counter() + time_limit
