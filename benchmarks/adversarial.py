@@ -15,8 +15,6 @@ one per row, so a rerun with the same log skips what is there).
 
 from __future__ import annotations
 
-import argparse
-import json
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -24,6 +22,8 @@ import medopt
 from medopt.campaigns.certify import parse_heuristic
 from medopt.campaigns.counterexamples import save_counterexample
 from medopt.campaigns.search import search
+
+import harness
 
 PAIRS = [("greedy", "AP@{k}"), ("greedy", "AP(norm=min)@{k}"), ("greedy-pairs", "AP@{k}"), ("tabu", "SSP@{k}"),
          ("tabu", "AP@{k}"),
@@ -59,27 +59,19 @@ def row(job) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = harness.parser(__doc__, log="benchmarks/results/adversarial.jsonl", seed=2026)
     parser.add_argument("--seconds", type=float, default=20.0, help="search time per heuristic, metric and k")
-    parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--ks", type=int, nargs="+", default=list(KS))
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--log", type=Path, default=Path("benchmarks/results/adversarial.jsonl"))
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/adversarial"))
     args = parser.parse_args()
-    args.log.parent.mkdir(parents=True, exist_ok=True)
-    done = {}
-    if args.log.exists():
-        for line in args.log.read_text().splitlines():
-            item = json.loads(line)
-            done[(item["heuristic"], item["metric"], item["seed"])] = item
+    log = harness.Log(args.log, key=lambda item: (item["heuristic"], item["metric"], item["seed"]))
+    done = log.done
     jobs = [(h, t, k, args.seconds, args.seed, args.out) for h, t in PAIRS for k in args.ks
             if (h, t.format(k=k), args.seed) not in done]
-    with ProcessPoolExecutor(args.jobs) as pool, args.log.open("a") as log:
+    with ProcessPoolExecutor(args.jobs) as pool, log:
         for result in pool.map(row, jobs):
-            log.write(json.dumps(result) + "\n")
-            log.flush()
-            done[(result["heuristic"], result["metric"], result["seed"])] = result
+            log.write(result)
     print(f"{'heuristic':13} {'metric':18} {'points':>7} {'found':>6} {'worst gap':>9}  smallest (docs, unjudged, "
           "outside)  greedy-pairs exact on the certified misses")
     for h, t in PAIRS:

@@ -12,10 +12,7 @@ and an estimate of the time the full 91 pairs take. Usage:
 
 from __future__ import annotations
 
-import argparse
 import itertools
-import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -27,38 +24,28 @@ from medopt.campaigns.certify import (SUMMARY_COLUMNS, Case, Settings, certify_c
 from medopt.campaigns.counterexamples import save_counterexample
 from medopt.io.trec import read_qrels, read_run
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "dl-hard"
+import harness
+from harness import DL_HARD, Log, dl_hard_runs
+
 METRICS = ["AP@10", "AP@20", "SSP@20", "ERR@20"]
 
 
-def read_log(path: Path) -> dict:
-    """key -> logged entry; a torn last line (killed mid-write) is ignored."""
-    done = {}
-    if path.exists():
-        for line in path.read_text().splitlines():
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                continue
-            done[tuple(entry["key"])] = entry
-    return done
+def entry_key(entry: dict) -> tuple:
+    """A log entry's (run, run, topic, metric)."""
+    return tuple(entry["key"])
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DATA)
+    parser = harness.parser(__doc__, data=DL_HARD, log="certify_dlhard.jsonl")
     parser.add_argument("--pairs", type=int, default=None, help="First N pairs only (default: all 91).")
     parser.add_argument("--topics", type=int, default=None, help="First N common topics of each pair.")
     parser.add_argument("--metrics", nargs="+", default=METRICS)
     parser.add_argument("--time-limit", type=float, default=60.0, help="Seconds per exact MED.")
     parser.add_argument("--solver", default="highs", choices=["highs", "cpsat"])
-    parser.add_argument("--log", type=Path, default=Path("certify_dlhard.jsonl"))
     parser.add_argument("--out", type=Path, default=Path("certify_dlhard_cx"), help="Counterexample directory.")
     args = parser.parse_args(argv)
 
-    paths = sorted((args.data / "baselines" / "doc").glob("*.run"))
-    if len(paths) < 2:
-        sys.exit(f"DL-HARD runs not found under {args.data}")
+    paths = dl_hard_runs(args.data)
     runs = [read_run(p) for p in paths]
     names = [p.stem for p in paths]  # file names: several runs share a run id
     qrels = read_qrels(args.data / "dl_hard-doc.qrels")
@@ -67,7 +54,8 @@ def main(argv=None):
     settings = Settings(solver=args.solver, time_limit=args.time_limit)
     work = plan(args.metrics, ())
     args.out.mkdir(parents=True, exist_ok=True)
-    done = read_log(args.log)
+    log = Log(args.log, key=entry_key)
+    done = dict(log.done)
     jobs = []
     for i, j in chosen:
         topics = sorted(set(runs[i].rankings) & set(runs[j].rankings), key=int)[: args.topics]
@@ -78,7 +66,7 @@ def main(argv=None):
     warm_up(work, settings)
     started = time.perf_counter()
     counter = len(list(args.out.glob("cx*.json")))
-    with open(args.log, "a") as log:
+    with log:
         for i, j, topic, metric, heuristics in tqdm(jobs, unit="instance", file=sys.stderr):
             case = Case(names[i], names[j], topic, runs[i].rankings[topic], runs[j].rankings[topic],
                         dict(qrels.get(topic, {})))
@@ -88,14 +76,12 @@ def main(argv=None):
                 row["counterexample"] = save_counterexample(data, args.out, counter).name
                 if row["verdict"] == "above":
                     print(f"BUG: {row['heuristic']} above the exact value: {row}", file=sys.stderr, flush=True)
-            log.write(json.dumps({"key": [names[i], names[j], topic, str(metric)], "rows": rows}) + "\n")
-            log.flush()
-            os.fsync(log.fileno())
+            log.write({"key": [names[i], names[j], topic, str(metric)], "rows": rows})
     wall = time.perf_counter() - started
 
     keys = {(names[i], names[j]) for i, j in chosen}
     metrics = {str(m) for m, _ in work}
-    entries = [e for k, e in read_log(args.log).items() if (k[0], k[1]) in keys and k[3] in metrics]
+    entries = [e for k, e in harness.read_log(args.log, entry_key).items() if (k[0], k[1]) in keys and k[3] in metrics]
     rows = [row for entry in entries for row in entry["rows"]]
     summary = summarize(rows)
     print(format_table(summary, SUMMARY_COLUMNS), end="")

@@ -10,21 +10,17 @@ hit the limit (reported as 'limit hit'). Usage:
 
 from __future__ import annotations
 
-import argparse
-import statistics
-import sys
 import time
-from pathlib import Path
 
 import medopt
 from medopt.io.trec import read_qrels, read_run
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "dl-hard"
+import harness
+from harness import DL_HARD, dl_hard_runs
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DATA)
+    parser = harness.parser(__doc__, data=DL_HARD, log="")
     parser.add_argument("--topics", type=int, default=50)
     parser.add_argument("--time-limit", type=float, default=20.0)
     parser.add_argument("--max-timeouts", type=int, default=2)
@@ -32,9 +28,8 @@ def main(argv=None):
     parser.add_argument("--metrics", nargs="+", default=["AP", "SSP", "nDCG", "ERR"])
     parser.add_argument("--solvers", nargs="+", default=["highs", "cpsat"])
     args = parser.parse_args(argv)
-    runs = sorted((args.data / "baselines" / "doc").glob("*.run"))[:2]
-    if len(runs) < 2:
-        sys.exit(f"DL-HARD runs not found under {args.data}")
+    runs = dl_hard_runs(args.data)[:2]
+    log = harness.Log(args.log, key=lambda r: (r["metric"], r["judgments"], r["solver"]))
     run_a, run_b = read_run(runs[0]), read_run(runs[1])
     qrels = read_qrels(args.data / "dl_hard-doc.qrels")
     topics = sorted(set(run_a.rankings) & set(run_b.rankings), key=int)[: args.topics]
@@ -58,8 +53,12 @@ def main(argv=None):
                             break
                     note = f"limit hit on {timeouts} topic(s); stopped after {len(seconds)}" if timeouts >= args.max_timeouts \
                         else (f"{timeouts} timeout(s)" if timeouts else "")
+                    times = harness.summary(seconds)
                     print(f"{metric:<10} {judged:<9} {solver:<6} {len(seconds):>5} {certified:>9} "
-                          f"{statistics.median(seconds):>9.3f} {max(seconds):>9.3f}  {note}", flush=True)
+                          f"{times['median']:>9.3f} {times['max']:>9.3f}  {note}", flush=True)
+                    log.write({"metric": metric, "judgments": judged, "solver": solver, "certified": certified,
+                               "timeouts": timeouts, "time_limit": args.time_limit, **times})
+    log.close()
 
 
 if __name__ == "__main__":

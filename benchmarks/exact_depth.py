@@ -28,14 +28,11 @@ ERR@1000, plus Q(beta=1)@100.
 
 from __future__ import annotations
 
-import argparse
 import itertools
-import json
 import multiprocessing
 import os
 import signal
 import statistics
-import subprocess
 import sys
 import threading
 import time
@@ -52,55 +49,15 @@ from medopt.io.trec import read_qrels, read_run
 from medopt.kernels.precision_chains import chain_max
 from medopt.solvers.roof_dual import DescentNetwork
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "dl-hard"
+import harness
+from harness import DL_HARD, Log, PeakRSS, dl_hard_runs, percentile, read_log, select_pairs
+
 METRICS = ["AP@{k}", "AP(norm=min)@{k}", "SSP@{k}", "nDCG@{k}", "ERR@{k}", "Q(beta=1)@{k}"]
 GRADED = {"nDCG", "ERR"}  # graded metrics: unjudged documents may take any DL-HARD grade 0..3
 GRADE_SCALE = 3  # the DL-HARD qrels' top grade; without it a topic's scale is its own top judged grade (SPEC 1)
 HEURISTICS = {"AP": "greedy", "SSP": "tabu", "nDCG": "alg1", "ERR": "tc-err"}
 # trec_eval's default depth: templates without {k} are metrics over the whole run (or a fixed cutoff)
 DEPTH_1000 = ["AP", "AP(norm=min)@{k}", "SSP@{k}", "nDCG@{k}", "ERR@{k}", "RR", "Q(beta=1)@100"]
-
-
-class PeakRSS:
-    """The largest resident set size of this process while the block runs (sampled every 10 ms by a
-    thread; psutil), in MB."""
-
-    def __init__(self, interval: float = 0.01):
-        import psutil
-        self.process, self.interval, self.peak = psutil.Process(), interval, 0
-        self._stop = threading.Event()
-
-    def _sample(self):
-        while True:
-            self.peak = max(self.peak, self.process.memory_info().rss)
-            if self._stop.wait(self.interval):
-                return
-
-    def __enter__(self):
-        self.peak = self.process.memory_info().rss
-        self._thread = threading.Thread(target=self._sample, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
-        self.peak = max(self.peak, self.process.memory_info().rss)
-
-    @property
-    def mb(self) -> float:
-        return self.peak / 2 ** 20
-SEED = 20261122
-
-
-def select_pairs(runs: list[Path], count: int, seed: int = SEED) -> list[tuple[Path, Path]]:
-    pairs = list(itertools.combinations(runs, 2))
-    order = np.random.default_rng(seed).permutation(len(pairs))
-    return [pairs[i] for i in order[:count]]
-
-
-def percentile(values, q):
-    return float(np.percentile(values, q)) if values else float("nan")
 
 
 def scale_tag(metric) -> str:
@@ -228,8 +185,7 @@ def solved(todo, jobs):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DATA)
+    parser = harness.parser(__doc__, data=DL_HARD, log="benchmarks/results/exact_depth.jsonl", fresh=True)
     parser.add_argument("--pairs", type=int, default=10)
     parser.add_argument("--topics", type=int, default=50)
     parser.add_argument("--ks", type=int, nargs="+", default=[20, 100])
@@ -244,8 +200,6 @@ def main(argv=None):
     parser.add_argument("--time-limit", type=float, default=60.0)
     parser.add_argument("--jobs", type=int, default=2,
                         help="worker processes at once (default 2); each solves one instance and exits")
-    parser.add_argument("--log", type=Path, default=Path("benchmarks/results/exact_depth.jsonl"))
-    parser.add_argument("--fresh", action="store_true", help="ignore instances already in the log")
     parser.add_argument("--compare", type=Path, metavar="LOG",
                         help="another run's log (an older commit, say): also print before / after on the instances both hold")
     args = parser.parse_args(argv)
@@ -254,16 +208,13 @@ def main(argv=None):
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
 
-    runs = sorted((args.data / "baselines" / "doc").glob("*.run"))
-    if len(runs) < 2:
-        sys.exit(f"DL-HARD runs not found under {args.data}")
-    pairs = select_pairs(runs, args.pairs)
+    pairs = select_pairs(dl_hard_runs(args.data), args.pairs)
     qrels = read_qrels(args.data / "dl_hard-doc.qrels")
     loaded = {str(p): read_run(p) for p in sorted({p for pair in pairs for p in pair})}
-    args.log.parent.mkdir(parents=True, exist_ok=True)
-    done = read_log(args.log) if args.log.exists() and not args.fresh else {}
+    log = Log(args.log, fresh=args.fresh)
+    done = log.done
 
-    todo, labels, wanted, skipped, commit = [], {}, set(), 0, code_version()
+    todo, labels, wanted, skipped = [], {}, set(), 0
     for k, template, judged, solver in itertools.product(args.ks, args.metrics, args.judgments, args.solvers):
         metric = template.format(k=k)
         for first, second in pairs:
@@ -277,19 +228,17 @@ def main(argv=None):
                     continue
                 todo.append((key, task_for(loaded, qrels, str(first), str(second), topic, metric, judged, solver,
                                            args.time_limit)))
-                labels[key] = dict(key=key, metric=metric, k=k, judgments=judged, solver=solver, commit=commit)
+                labels[key] = dict(key=key, metric=metric, k=k, judgments=judged, solver=solver)
 
     started, count, certified, interrupted = time.perf_counter(), 0, 0, False
     previous_term = signal.signal(signal.SIGTERM, _raise_interrupt)  # kill: stop as cleanly as Ctrl-C
     bar = tqdm(total=skipped + len(todo), initial=skipped, unit="inst", file=sys.stderr, dynamic_ncols=True,
                mininterval=1.0, desc="exact_depth", disable=not todo)
     try:
-        with args.log.open("a") as log, closing(solved(todo, args.jobs)) as results:
+        with log, closing(solved(todo, args.jobs)) as results:
             for key, row in results:
                 row.update(labels[key])
-                log.write(json.dumps(row) + "\n")
-                log.flush()
-                done[key] = row
+                done[key] = log.write(row)
                 count += 1
                 certified += bool(row["certified"])
                 bar.set_postfix_str(f"{row['metric']} {row['judgments']} {row['solver']}", refresh=False)
@@ -311,18 +260,6 @@ def main(argv=None):
                                                  else ""))
     if interrupted:
         sys.exit(130)
-
-
-def read_log(path: Path) -> dict:
-    """key -> row of a JSON-lines log (a line cut by an interruption is skipped)."""
-    done = {}
-    for line in path.read_text().splitlines():
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        done[row["key"]] = row
-    return done
 
 
 def instance_id(key: str) -> str:
@@ -358,22 +295,6 @@ def print_comparison(rows, baseline: dict):
         ratio = cells[0][2] / cells[1][2] if cells[1][2] > 0 else float("inf")
         print(f"{metric:<18} {judged:<8} {len(pairs):>4} | "
               + " | ".join(f"{n:<7} {c:>6.1f} {m:>8.3f} {x:>8.3f}" for n, c, m, x in cells) + f" | {ratio:>8.1f}")
-
-
-def code_version() -> str | None:
-    """The git commit of the medopt being measured (with '+' when its tree has changes), logged with
-    each instance: a log filled over several sessions says which code measured which row.  The
-    checkout is the imported package's, so an older medopt put first on PYTHONPATH (a git worktree)
-    is measured and labelled as itself."""
-    root = Path(medopt.__file__).resolve().parents[1]
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
-                              check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                               capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return head + ("+" if dirty else "")
 
 
 def print_table(rows, time_limit):

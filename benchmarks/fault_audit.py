@@ -21,8 +21,6 @@ endings and the largest latency.  Exit status 1 when any count that should be 0 
 
 from __future__ import annotations
 
-import argparse
-import json
 import signal
 import sqlite3
 import subprocess
@@ -32,17 +30,10 @@ import time
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+import harness
 
-from fault_cases import cases, run_case  # noqa: E402
-
-
-def commit() -> str:
-    done = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "medopt"], capture_output=True, text=True)
-    return done.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
-
+fault_cases = harness.tests_module("fault_cases")  # the table tests/test_faults.py runs
+cases, run_case = fault_cases.cases, fault_cases.run_case
 
 KEYS = ("cases", "tracebacks", "leftovers", "wrong exit codes", "not one error line", "internal errors",
         "data loss", "hangs", "failed")
@@ -72,9 +63,8 @@ def audit_cases(only: str | None, log, by_class: dict) -> Counter:
         if problems:
             print(f"  FAIL {case.name}: {'; '.join(problems)}", file=sys.stderr)
         if log:
-            log.write(json.dumps({"case": case.name, "args": case.args, "status": outcome.status,
-                                  "stderr": outcome.stderr, "leftovers": outcome.leftovers,
-                                  "problems": problems, "seconds": round(outcome.seconds, 3)}) + "\n")
+            log.write({"case": case.name, "args": case.args, "status": outcome.status, "stderr": outcome.stderr,
+                       "leftovers": outcome.leftovers, "problems": problems, "seconds": round(outcome.seconds, 3)})
     return counts
 
 
@@ -167,20 +157,22 @@ def interrupts(log) -> tuple[Counter, float]:
                       f"{' (finished first)' if finished else ''}{' WRONG: ' + stderr.strip()[:200] if wrong else ''}",
                       file=sys.stderr)
                 if log:
-                    log.write(json.dumps({"interrupt": label, "status": job.returncode, "latency": round(latency, 3),
-                                          "stderr": stderr}) + "\n")
+                    log.write({"interrupt": label, "status": job.returncode, "latency": round(latency, 3),
+                               "stderr": stderr})
     return counts, worst
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = harness.parser(__doc__, log="")
     parser.add_argument("--only", help="run the cases whose name holds this text")
     parser.add_argument("--no-interrupts", action="store_true", help="skip part 2")
-    parser.add_argument("--log", type=Path, help="write one JSON line per case here")
     options = parser.parse_args()
-    log = open(options.log, "w") if options.log else None
+    if options.log:
+        options.log.unlink(missing_ok=True)  # one audit per log
+    log = harness.Log(options.log, key=lambda record: record.get("case") or record.get("interrupt")) \
+        if options.log else None
     started = time.perf_counter()
-    print(f"fault audit (issue 18) at {commit()}", file=sys.stderr)
+    print(f"fault audit (issue 18) at {harness.code_version()}", file=sys.stderr)
     by_class = {}
     counts = audit_cases(options.only, log, by_class)
     bad = sum(counts[k] for k in KEYS if k != "cases")

@@ -13,7 +13,6 @@ with --verbose.
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import random
 import statistics
@@ -24,28 +23,31 @@ import medopt
 from medopt.io.frames import as_run
 from medopt.io.trec import read_qrels
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "trec-dl-2020"
+import harness
+
 METRICS = ["P.10", "ndcg_cut.10", "recip_rank", "map"]
 
 
-def pairs(count: int, seed: int = 52) -> list[tuple[Path, Path]]:
-    runs = sorted((DATA / "runs").glob("*.run*"))
+def pairs(data: Path, count: int, seed: int = 52) -> list[tuple[Path, Path]]:
+    """This benchmark's own draw of run pairs (random.Random(seed), as its figures were measured)."""
+    runs = sorted((data / "runs").glob("*.run*"))
     every = list(itertools.combinations(runs, 2))
     return random.Random(seed).sample(every, count)
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = harness.parser(__doc__, data=harness.DL_2020, log="")
     parser.add_argument("--pairs", type=int, default=40)
     parser.add_argument("--metrics", nargs="+", default=METRICS)
     parser.add_argument("--time-limit", type=float, default=120.0)
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
-    if not DATA.exists():
-        print(f"no TREC DL 2020 data at {DATA}", file=sys.stderr)
+    if not args.data.exists():
+        print(f"no TREC DL 2020 data at {args.data}", file=sys.stderr)
         return 2
-    qrels = read_qrels(DATA / "qrels.dl20-passage.txt")
-    chosen = pairs(args.pairs)
+    qrels = read_qrels(args.data / "qrels.dl20-passage.txt")
+    chosen = pairs(args.data, args.pairs)
+    log = harness.Log(args.log, key=lambda r: (r["metric"], r["a"], r["b"]))
     runs = {path: as_run(str(path)) for pair in chosen for path in pair}
     for metric in args.metrics:
         seconds, certified, never, shares = [], 0, 0, []
@@ -56,6 +58,10 @@ def main(argv=None) -> int:
             never += result.never
             if result.distance is not None and result.documents:
                 shares.append(result.distance / result.documents)
+            log.write({"metric": metric, "a": a.name, "b": b.name, "seconds": result.seconds,
+                       "certified": result.certified, "never": result.never, "distance": result.distance,
+                       "lower_bound": result.lower_bound, "documents": result.documents,
+                       "time_limit": args.time_limit})
             if args.verbose:
                 print(f"  {metric} {a.name} {b.name}: F={result.distance} >= {result.lower_bound} N={result.documents} "
                       f"D_L={result.reference:+.4f} {'certified' if result.certified else 'open'} "
@@ -63,6 +69,7 @@ def main(argv=None) -> int:
         print(f"{metric}: {len(chosen)} pairs, median {statistics.median(seconds):.2f}s, max {max(seconds):.2f}s, "
               f"certified {certified}/{len(chosen)}, never {never}, median F/N "
               f"{statistics.median(shares) if shares else float('nan'):.4f}", flush=True)
+    log.close()
     return 0
 
 

@@ -8,11 +8,11 @@ digest of its answers (values and the documents made relevant), which must not c
 versions of the code.
 
     .venv/bin/python benchmarks/heuristic_speed.py --data ../shared/data/dl-hard
+    .venv/bin/python benchmarks/heuristic_speed.py --dl-hard     # the DL-HARD folder of $MEDOPT_SHARED_DATA
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import itertools
 import time
@@ -21,6 +21,8 @@ from pathlib import Path
 import medopt
 from medopt.io.trec import read_qrels, read_run
 from medopt.synthetic.random_instances import random_instances
+
+import harness
 
 METHODS = ("greedy", "tabu")
 RUNS = ("bm25", "bm25+rm3", "bm25+bert-mp", "bm25+t5-mp(zs)")
@@ -40,10 +42,13 @@ def dl_hard_workload(data: Path, metrics):
         yield metric, runs[x].rankings[topic], runs[y].rankings[topic], qrels[topic]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv=None) -> None:
+    parser = harness.parser(__doc__, log="")
     parser.add_argument("--data", type=Path, help="the DL-HARD folder (its workload is skipped without it)")
-    args = parser.parse_args()
+    parser.add_argument("--dl-hard", action="store_const", const=harness.DL_HARD, dest="data",
+                        help=f"--data {harness.DL_HARD}")
+    args = parser.parse_args(argv)
+    log = harness.Log(args.log, key=lambda r: (r["workload"], r["method"]))
     workloads = {"random, depth 3-8": (list(random_workload()), METHODS)}
     if args.data is not None:
         workloads["DL-HARD AP@50, AP@100"] = (list(dl_hard_workload(args.data, ("AP@50", "AP@100"))), METHODS)
@@ -59,6 +64,9 @@ def main() -> None:
             seconds = time.perf_counter() - started
             digest = hashlib.md5(repr(answers).encode()).hexdigest()[:12]
             print(f"{name:24s} {method:7s} {len(cases):9d} {seconds:8.2f}  {sum(v for v, _ in answers)!r}, {digest}")
+            log.write({"workload": name, "method": method, "instances": len(cases), "seconds": seconds,
+                       "sum_of_values": sum(v for v, _ in answers), "digest": digest})
+    log.close()
 
 
 if __name__ == "__main__":

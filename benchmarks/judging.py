@@ -21,7 +21,6 @@ soon as it ends, so a rerun skips the campaigns already there.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import statistics
@@ -29,16 +28,14 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import medopt
+from medopt.io.trec import read_qrels, read_run
+from medopt.judging.next import POLICIES
+from medopt.judging.simulation import simulate
 
-from exact_depth import select_pairs  # noqa: E402  (the seeded pairs, shared with that benchmark)
+import harness
+from harness import DL_HARD, Log, dl_hard_runs, select_pairs  # the seeded pairs of benchmarks/exact_depth.py
 
-import medopt  # noqa: E402
-from medopt.io.trec import read_qrels, read_run  # noqa: E402
-from medopt.judging.next import POLICIES  # noqa: E402
-from medopt.judging.simulation import simulate  # noqa: E402
-
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "dl-hard"
 METRICS = ["nDCG@10", "AP@100"]
 STARTS = [0.0, 0.25]
 GRADE_SCALE = 3  # the DL-HARD qrels' top grade
@@ -84,8 +81,7 @@ def plot(campaigns, path: Path, title: str) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DATA)
+    parser = harness.parser(__doc__, data=DL_HARD, seed=0)
     parser.add_argument("--metrics", nargs="+", default=METRICS)
     parser.add_argument("--starts", nargs="+", type=float, default=STARTS)
     parser.add_argument("--policies", nargs="+", default=list(POLICIES), choices=(*POLICIES, "clairvoyant"),
@@ -95,19 +91,14 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=10, help="documents judged per topic and round")
     parser.add_argument("--max-batches", type=int, default=None)
     parser.add_argument("--time-limit", type=float, default=60.0, help="seconds per range solve")
-    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/judging"))
     args = parser.parse_args()
     if not args.data.exists():
         sys.exit(f"DL-HARD data not found at {args.data}")
     args.out.mkdir(parents=True, exist_ok=True)
-    log = args.out / "campaigns.jsonl"
-    stored = {}
-    if log.exists():
-        for line in log.read_text().splitlines():
-            entry = json.loads(line)
-            stored[entry["key"]] = entry
-    chosen = select_pairs(sorted((args.data / "baselines" / "doc").glob("*.run")), args.pairs)
+    log = Log(args.out / "campaigns.jsonl")
+    stored = log.done
+    chosen = select_pairs(dl_hard_runs(args.data), args.pairs)
     rankings = {p.stem: read_run(p).rankings for pair in chosen for p in pair}
     pairs = [(a.stem, b.stem) for a, b in chosen]
     qrels = read_qrels(args.data / "dl_hard-doc.qrels")
@@ -124,9 +115,7 @@ def main() -> None:
                     records = simulate(metric, rankings, pairs, topics, qrels, policy=policy, start=start,
                                        batch=args.batch, seed=args.seed, max_grade=GRADE_SCALE,
                                        max_batches=args.max_batches, time_limit=args.time_limit)
-                    stored[key] = {"key": key, "records": records, "wall": time.perf_counter() - started}
-                    with log.open("a") as handle:
-                        handle.write(json.dumps(stored[key]) + "\n")
+                    log.write({"key": key, "records": records, "wall": time.perf_counter() - started})
                 campaigns[policy] = stored[key]
             report(metric, start, campaigns, decidable, len(pairs), len(topics))
             plot({p: c["records"] for p, c in campaigns.items()},

@@ -14,20 +14,16 @@ relaxation could ever prove (its optimum lies between the two).
 
 from __future__ import annotations
 
-import argparse
 import math
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from medopt.io.trec import read_qrels, read_run
+from medopt.judging.floor import floor, pair_deviations
+from medopt.judging.simulation import start_judgments
 
-from exact_depth import select_pairs  # noqa: E402  (the seeded pairs, shared with that benchmark)
-from judging import DATA, GRADE_SCALE, decided_by_all  # noqa: E402
-
-from medopt.io.trec import read_qrels, read_run  # noqa: E402
-from medopt.judging.floor import floor, pair_deviations  # noqa: E402
-from medopt.judging.simulation import start_judgments  # noqa: E402
+import harness
+from harness import DL_HARD, dl_hard_runs, select_pairs  # the seeded pairs of benchmarks/exact_depth.py
+from judging import GRADE_SCALE, decided_by_all
 
 # docs/judging.md, Measured (2026-11-24): pool, depth pooling's judgments for 50% / 90%
 MEASURED = {("nDCG@10", 0.0): (2064, 1879, 1970), ("nDCG@10", 0.25): (1870, 1688, 1779),
@@ -35,17 +31,15 @@ MEASURED = {("nDCG@10", 0.0): (2064, 1879, 1970), ("nDCG@10", 0.25): (1870, 1688
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DATA)
+    parser = harness.parser(__doc__, data=DL_HARD, seed=0)
     parser.add_argument("--metrics", nargs="+", default=["nDCG@10", "AP@20"])
     parser.add_argument("--starts", nargs="+", type=float, default=[0.0, 0.25])
     parser.add_argument("--shares", nargs="+", type=float, default=[0.5, 0.9])
     parser.add_argument("--pairs", type=int, default=10)
     parser.add_argument("--topics", type=int, default=50)
-    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--time-limit", type=float, default=300.0, help="seconds per MILP")
     args = parser.parse_args()
-    chosen = select_pairs(sorted((args.data / "baselines" / "doc").glob("*.run")), args.pairs)
+    chosen = select_pairs(dl_hard_runs(args.data), args.pairs)
     rankings = {p.stem: read_run(p).rankings for pair in chosen for p in pair}
     pairs = [(a.stem, b.stem) for a, b in chosen]
     qrels = read_qrels(args.data / "dl_hard-doc.qrels")

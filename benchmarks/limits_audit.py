@@ -25,7 +25,6 @@ its build time (COMPILE_PER_BUILD).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import signal
@@ -35,18 +34,12 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-DLHARD = ROOT.parent / "shared" / "data" / "dl-hard"
+import harness
+from harness import ROOT
+
+DLHARD = harness.DL_HARD
 MEDOPT = Path(sys.executable).with_name("medopt")
-
-from test_interrupts import CHILD  # noqa: E402
-
-
-def commit() -> str:
-    done = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "medopt"], capture_output=True, text=True)
-    return done.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
+CHILD = harness.tests_module("test_interrupts").CHILD  # the interrupt children of tests/test_interrupts.py
 
 
 def run_child(command, *, marker=None, wait=None, timeout=600):
@@ -362,23 +355,17 @@ def calibrate(log) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = harness.parser(__doc__, log="")
     parser.add_argument("--repeat", type=int, default=2, help="interrupts per case (default 2)")
     parser.add_argument("--limits", default="1,4", help="time limits to test, seconds (default 1,4)")
     parser.add_argument("--quick", action="store_true", help="fewer families and topics")
     parser.add_argument("--cold", action="store_true", help="part 2 without warm-up: first calls import")
     parser.add_argument("--calibrate", action="store_true", help="also measure the memory model and compile ratio")
     parser.add_argument("--only", choices=("interrupts", "limits", "guards", "calibrate"), help="one part only")
-    parser.add_argument("--log", help="JSON lines of every measurement")
     args = parser.parse_args()
-    handle = open(args.log, "a") if args.log else None
+    log = harness.Log(args.log, key=lambda row: row.get("part")).write
 
-    def log(row):
-        if handle:
-            handle.write(json.dumps({"commit": commit(), **row}) + "\n")
-            handle.flush()
-
-    print(f"medopt {commit()}, {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores")
+    print(f"medopt {harness.code_version()}, {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores")
     failed = False
     with tempfile.TemporaryDirectory() as folder:
         if args.only in (None, "interrupts"):

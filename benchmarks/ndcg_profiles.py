@@ -14,30 +14,28 @@ three, the runs read once before).
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import time
-from pathlib import Path
 
 import numpy as np
 
 import medopt
 from medopt.io.trec import read_qrels, read_run
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "dl-hard"
+import harness
+from harness import DL_HARD, dl_hard_runs
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DATA, help="the DL-HARD folder (baselines/doc/*.run, qrels)")
+def main(argv=None) -> None:
+    parser = harness.parser(__doc__, data=DL_HARD, log="", seed=2026)
     parser.add_argument("--pairs", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--ks", type=int, nargs="+", default=[20, 100])
     parser.add_argument("--methods", nargs="+", default=["exact", "ndcg-profiles"])
     parser.add_argument("--max-grade", type=int, default=None, help="cap every topic's G (default: its qrels')")
     parser.add_argument("--kernels", action="store_true", help="also time the methods' matrix array kernels")
-    args = parser.parse_args()
-    runs = [read_run(p) for p in sorted((args.data / "baselines" / "doc").glob("*.run"))]
+    args = parser.parse_args(argv)
+    log = harness.Log(args.log, key=lambda r: (r["metric"], r["method"]))
+    runs = [read_run(p) for p in dl_hard_runs(args.data)]
     qrels = read_qrels(args.data / "dl_hard-doc.qrels")
     pairs = list(itertools.combinations(range(len(runs)), 2))
     topics = sorted(set(runs[0].rankings) & set(qrels))
@@ -55,16 +53,19 @@ def main() -> None:
                                     max_grade=args.max_grade, method=name)
                 times.append(time.perf_counter() - started)
                 values[name].append((result.value, result.certified))
-            ms = np.array(times) * 1e3
-            print(f"{metric} {name}: median {np.median(ms):.2f} ms, p90 {np.percentile(ms, 90):.2f} ms, "
-                  f"max {ms.max():.1f} ms, total {ms.sum() / 1e3:.2f} s, "
+            spent = harness.summary(times)
+            print(f"{metric} {name}: median {spent['median'] * 1e3:.2f} ms, p90 {spent['p90'] * 1e3:.2f} ms, "
+                  f"max {spent['max'] * 1e3:.1f} ms, total {sum(times):.2f} s, "
                   f"certified {sum(c for _, c in values[name])}/{len(picks)}")
+            log.write({"metric": metric, "method": name, "picks": len(picks), "seed": args.seed,
+                       "certified": sum(c for _, c in values[name]), "total": sum(times), **spent})
         first = values[args.methods[0]]
         for name in args.methods[1:]:
             same = sum(abs(a[0] - b[0]) <= 1e-9 for a, b in zip(first, values[name]))
             print(f"{metric}: {args.methods[0]} and {name} equal on {same}/{len(picks)}")
         if args.kernels:
             time_kernels(args, metric)
+    log.close()
 
 
 def time_kernels(args, metric: str) -> None:
@@ -72,7 +73,7 @@ def time_kernels(args, metric: str) -> None:
     from medopt.batch.runset import load_runset
     from medopt.metrics import parse_metric
 
-    paths = sorted((args.data / "baselines" / "doc").glob("*.run"))
+    paths = dl_hard_runs(args.data)
     runset = load_runset(paths, read_qrels(args.data / "dl_hard-doc.qrels"), max_grade=args.max_grade)
     for name in args.methods:
         if name not in ("alg1", "ndcg-profiles"):

@@ -18,7 +18,6 @@ Any disagreement is printed in full and makes the exit status 1.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 
@@ -29,6 +28,8 @@ from medopt.errors import MedoptError
 from medopt.core.instance import RelevanceLimit
 from medopt.metrics import REGISTRY, parse_metric
 from medopt.synthetic.random_instances import random_instance
+
+import harness
 
 ENDS = ("med", "high", "low", "score_high", "score_low")
 
@@ -80,14 +81,14 @@ def check(metric_text: str, solver: str, count: int, seed: int) -> tuple[dict, i
     return agree, refused, failures
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv=None) -> None:
+    parser = harness.parser(__doc__, log="", seed=20261124)
     parser.add_argument("--metrics", nargs="+",
                         default=[e for family in sorted(REGISTRY) for e in REGISTRY[family].examples])
     parser.add_argument("--solvers", nargs="+", default=["highs", "cpsat"])
     parser.add_argument("--instances", type=int, default=300)
-    parser.add_argument("--seed", type=int, default=20261124)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    log = harness.Log(args.log, key=lambda r: (r["metric"], r["solver"]))
     print("| metric | solver | instances | refused by both (limits) | " + " | ".join(ENDS) + " | seconds |")
     print("|---|---|---|---|" + "---|" * len(ENDS) + "---|")
     all_failures = []
@@ -96,9 +97,12 @@ def main() -> None:
             started = time.perf_counter()
             agree, refused, failures = check(metric, solver, args.instances, args.seed)
             checked = args.instances - refused
+            log.write({"metric": metric, "solver": solver, "instances": checked, "refused": refused, "seed": args.seed,
+                       "agree": agree, "disagreements": len(failures), "seconds": time.perf_counter() - started})
             print(f"| {metric} | {solver} | {checked} | {refused} | "
                   + " | ".join(f"{agree[e]}" for e in ENDS) + f" | {time.perf_counter() - started:.1f} |", flush=True)
             all_failures += failures
+    log.close()
     for failure in all_failures:
         print("DISAGREES:", *failure)
     sys.exit(1 if all_failures else 0)

@@ -10,7 +10,6 @@ uncertified answers carry a bound below 1 (with the median and max of bound - va
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import time
@@ -19,7 +18,12 @@ from pathlib import Path
 import medopt
 from medopt.io.trec import read_qrels, read_run
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "dl-hard"
+import harness
+
+
+def row_key(row: dict) -> tuple:
+    """The instance a log row measured (rows of older logs lack the metric and limit)."""
+    return row["a"], row["b"], row["topic"], row["judged"], row.get("metric"), row.get("time_limit")
 
 
 def run(args) -> None:
@@ -27,18 +31,20 @@ def run(args) -> None:
     first, second = read_run(doc / f"{args.a}.run"), read_run(doc / f"{args.b}.run")
     qrels = read_qrels(args.data / "dl_hard-doc.qrels")
     topics = sorted(set(first.rankings) & set(second.rankings), key=int)[: args.topics]
-    with open(args.log, "a") as log:
+    with harness.Log(args.log, key=row_key) as log:
         for topic in topics:
             for judged in ("qrels", "none"):
+                if (args.a, args.b, topic, judged, args.metric, args.time_limit) in log:
+                    continue  # measured by an earlier run with this log
                 judgments = qrels.get(topic, {}) if judged == "qrels" else None
                 started = time.perf_counter()
                 answer = medopt.med(args.metric, first.rankings[topic], second.rankings[topic], judgments,
                                     method="exact", time_limit=args.time_limit)
-                row = dict(a=args.a, b=args.b, topic=topic, judged=judged, value=answer.value,
+                row = dict(a=args.a, b=args.b, topic=topic, judged=judged, metric=args.metric,
+                           time_limit=args.time_limit, value=answer.value,
                            bound=answer.upper_bound, certified=answer.certified,
                            seconds=round(time.perf_counter() - started, 3), solves=answer.details.get("solves"))
-                log.write(json.dumps(row) + "\n")
-                log.flush()
+                log.write(row)
 
 
 def summary(paths) -> None:
@@ -60,14 +66,12 @@ def summary(paths) -> None:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", type=Path, default=DATA)
+    parser = harness.parser(__doc__, data=harness.DL_HARD, log="q_time_limited.jsonl")
     parser.add_argument("--a", default="bm25")
     parser.add_argument("--b", default="bm25+rm3")
     parser.add_argument("--metric", default="Q(beta=1)@100")
     parser.add_argument("--topics", type=int, default=50)
     parser.add_argument("--time-limit", type=float, default=10.0)
-    parser.add_argument("--log", type=Path, default=Path("q_time_limited.jsonl"))
     parser.add_argument("--summary", nargs="+", metavar="LOG")
     args = parser.parse_args(argv)
     if args.summary:

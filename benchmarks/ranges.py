@@ -21,7 +21,6 @@ missing rows are computed; the walls of earlier runs are kept in walls.json and 
 
 from __future__ import annotations
 
-import argparse
 import json
 import sqlite3
 import statistics
@@ -30,7 +29,9 @@ import sys
 import time
 from pathlib import Path
 
-DL_HARD = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "dl-hard"
+import harness
+from harness import DL_HARD
+
 METRICS = ["AP@100", "nDCG@10", "RBP(p=0.8)"]
 MODES = ("med", "range")
 
@@ -65,7 +66,7 @@ def rows(store: Path) -> list[dict]:
         return [dict(r) for r in connection.execute("SELECT * FROM results")]
 
 
-def report(metrics: list[str], out: Path) -> None:
+def report(metrics: list[str], out: Path, log: harness.Log) -> None:
     walls = {mode: json.loads((out / f"walls-{mode}.json").read_text()) if (out / f"walls-{mode}.json").exists()
              else {} for mode in MODES}
     print("| metric | instances | certified (MED / range) | median s per instance (MED / range) | "
@@ -93,10 +94,12 @@ def report(metrics: list[str], out: Path) -> None:
               f"{certified['range']:.1%} | {median['med']:.4f} / {median['range']:.4f} | {wall['med']:.1f} / "
               f"{wall['range']:.1f} | {wall['range'] / wall['med']:.2f} | {decided} of {len(pairs)} | "
               f"{tighter} of {len(pairs)} |")
+        log.write({"metric": metric, "instances": {m: len(data[m]) for m in MODES}, "certified": certified,
+                   "median": median, "wall": wall, "pairs": len(pairs), "decided": decided, "tighter": tighter})
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = harness.parser(__doc__, log="")
     parser.add_argument("--metrics", nargs="+", default=METRICS)
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "ranges")
     parser.add_argument("--jobs", type=int, default=1, help="workers per mode (the two modes run side by side)")
@@ -116,7 +119,8 @@ def main() -> None:
         else:
             run_mode(args.mode, args.metrics, args.out, args.jobs)
             return
-    report(args.metrics, args.out)
+    with harness.Log(args.log, key=lambda r: r["metric"]) as log:
+        report(args.metrics, args.out, log)
 
 
 if __name__ == "__main__":

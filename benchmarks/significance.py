@@ -16,22 +16,22 @@
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 
 import medopt
 from medopt.core.significance import pvalue, worst_case
 
-DL2020 = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "trec-dl-2020"
+import harness
+
+DL2020 = harness.DL_2020
 METRICS = ["ndcg_cut.10", "P.10"]
 
 
-def dl2020(runs: int) -> None:
+def dl2020(runs: int, log: harness.Log) -> None:
     if not DL2020.exists():
         print(f"{DL2020} absent: the DL 2020 part is skipped")
         return
@@ -64,12 +64,15 @@ def dl2020(runs: int) -> None:
                     robust = worst.sign_kept and worst.p < 0.05
                     print(f"{metric:12} {test:5} {names[i][:19] + '/' + names[j][:19]:40} {len(low):3}  "
                           f"{p_ref:.2e}  {worst.p:.2e}  {robust!s:6}  {ranges_s:8.2f}  {seconds:.4f}")
+                    log.write({"part": "dl2020", "metric": metric, "test": test, "a": names[i], "b": names[j],
+                               "topics": len(low), "p_reference": p_ref, "p_worst": worst.p, "robust": bool(robust),
+                               "ranges_seconds": ranges_s, "worst_seconds": seconds})
     for (metric, test), times in worst_times.items():
         print(f"DL 2020 {metric} {test}: worst case median {statistics.median(times) * 1e3:.2f} ms, "
               f"max {max(times) * 1e3:.2f} ms over {len(times)} pairs")
 
 
-def matrix(runs: int) -> None:
+def matrix(runs: int, log: harness.Log) -> None:
     """medopt.matrix(summary=True, test="t") on the first ``runs`` DL 2020 runs at ndcg_cut.10 and P.10,
     one worker: every pair's ranges (the matrix fast path) and worst case, end to end."""
     paths = sorted((DL2020 / "runs").glob("*.run.gz"))[:runs]
@@ -83,9 +86,11 @@ def matrix(runs: int) -> None:
         print(f"DL 2020 matrix --test t, {metric}, {len(paths)} runs, {len(frame)} pairs, 1 worker: {seconds:.1f} s "
               f"({seconds / max(len(frame), 1):.3f} s per pair, reading included); significant under the reference "
               f"{int((frame.p_reference < 0.05).sum())}, robustly {int(frame.robust.sum())}", flush=True)
+        log.write({"part": "matrix", "metric": metric, "runs": len(paths), "pairs": len(frame), "seconds": seconds,
+                   "significant": int((frame.p_reference < 0.05).sum()), "robust": int(frame.robust.sum())})
 
 
-def generated(pairs: int, n: int = 249) -> None:
+def generated(pairs: int, log: harness.Log, n: int = 249) -> None:
     rng = np.random.default_rng(249)
     for regime, margin in (("mean just above 0", 1e-3), ("mean 0.02", 0.02), ("clear mean", 0.05)):
         for scale in (0.01, 0.05, 0.2):
@@ -104,21 +109,24 @@ def generated(pairs: int, n: int = 249) -> None:
             print(f"n = {n}, {regime}, width scale {scale}: t median {statistics.median(times['t']) * 1e3:.2f} ms "
                   f"max {max(times['t']) * 1e3:.2f} ms; sign median {statistics.median(times['sign']) * 1e3:.2f} ms "
                   f"max {max(times['sign']) * 1e3:.2f} ms ({pairs} pairs, {robust} robust under the t-test)")
+            log.write({"part": "generated", "n": n, "regime": regime, "scale": scale, "pairs": pairs, "robust": robust,
+                       "t": harness.summary(times["t"]), "sign": harness.summary(times["sign"])})
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv=None) -> None:
+    parser = harness.parser(__doc__, log="")
     parser.add_argument("--runs", type=int, default=4, help="DL 2020 runs (every pair of them); 0: none")
     parser.add_argument("--generated", type=int, default=30, help="generated pairs per regime at n = 249")
     parser.add_argument("--matrix", type=int, default=0, help="also medopt.matrix --test on this many DL 2020 runs")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     worst_case("t", [0.1, 0.2], [0.3, 0.4], 1)  # scipy's import, outside the times
-    if args.runs:
-        dl2020(args.runs)
-    if args.matrix and DL2020.exists():
-        matrix(args.matrix)
-    if args.generated:
-        generated(args.generated)
+    with harness.Log(args.log, key=lambda r: r["part"]) as log:
+        if args.runs:
+            dl2020(args.runs, log)
+        if args.matrix and DL2020.exists():
+            matrix(args.matrix, log)
+        if args.generated:
+            generated(args.generated, log)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,6 @@ the ``medopt matrix`` job in the same run, with the ratio of the two wall times.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sqlite3
 import statistics
@@ -36,7 +35,9 @@ import tempfile
 import time
 from pathlib import Path
 
-DL_HARD = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "dl-hard"
+import harness
+from harness import DL_HARD
+
 METRICS = ["P@10", "SDCG@20", "nDCG@20", "RBP(p=0.95)"]
 MEDOPT = [sys.executable, "-m", "medopt.cli"]
 
@@ -71,9 +72,12 @@ def timed_job(runs, metrics, store: Path, *, qrels=None, jobs=None, extra=()) ->
     return seconds, rows
 
 
-def best_of(repeat, job):
+def best_of(repeat, job, log: harness.Log | None = None, **case):
+    """(best, median seconds, the first result's count) of ``repeat`` calls of ``job``; one log record."""
     results = [job() for _ in range(repeat)]
     seconds = [s for s, _ in results]
+    if log is not None:
+        log.write({**case, "count": results[0][1], "best": min(seconds), **harness.summary(seconds)})
     return min(seconds), statistics.median(seconds), results[0][1]
 
 
@@ -96,9 +100,10 @@ def throughput(args, work: Path) -> None:
               f"{time.perf_counter() - started:.0f} s; {load()}")
         print(f"  {'metric':<28} {'rows':>10} {'best s':>8} {'median s':>9} {'MEDs/minute':>14}")
         for metrics in [[m] for m in METRICS] + [METRICS]:
-            best, median, rows = best_of(args.repeat, lambda: timed_job(
-                runs, metrics, directory / "store.sqlite", qrels=qrels, jobs=args.jobs))
             label = metrics[0] if len(metrics) == 1 else "all four (one job)"
+            best, median, rows = best_of(args.repeat, lambda: timed_job(
+                runs, metrics, directory / "store.sqlite", qrels=qrels, jobs=args.jobs), args.log,
+                part="generated", runs=n_runs, topics=n_topics, depth=args.depth, metrics=metrics, jobs=args.jobs)
             per_metric = rows / len(metrics)
             print(f"  {label:<28} {rows:>10,} {best:>8.2f} {median:>9.2f} {per_metric / best * 60:>14,.0f}"
                   + ("  per metric" if len(metrics) > 1 else ""))
@@ -126,11 +131,13 @@ def dl_hard(args, work: Path) -> None:
     qrels = str(DL_HARD / "dl_hard-doc.qrels")
     for label, given, store in (("no judgments", None, "dl-hard.sqlite"), ("DL-HARD qrels", qrels, "dl-hard-qrels.sqlite")):
         best, median, rows = best_of(args.repeat, lambda: timed_job(runs, METRICS, work / store, qrels=given,
-                                                                    jobs=args.jobs))
+                                                                    jobs=args.jobs),
+                                     args.log, part="dl-hard", judgments=label, tool="medopt", jobs=args.jobs)
         print(f"  {label + ':':<15} medopt matrix, {rows:,} rows (4 metrics, one job): wall {best:.2f} s best, "
               f"{median:.2f} s median")
         for binary in args.med_c:
-            c_best, c_median, c_pairs = best_of(args.repeat, lambda: c_tool_loop(binary, runs, given))
+            c_best, c_median, c_pairs = best_of(args.repeat, lambda: c_tool_loop(binary, runs, given), args.log,
+                                                part="dl-hard", judgments=label, tool=binary)
             print(f"  {'':<15} C tool {binary} looped over the {c_pairs} pairs: wall {c_best:.2f} s best, "
                   f"{c_median:.2f} s median; medopt / C tool = {best / c_best:.2f} (best), "
                   f"{median / c_median:.2f} (median)")
@@ -138,8 +145,8 @@ def dl_hard(args, work: Path) -> None:
         print("  (Tan & Clarke's C tool is not shipped: pass --med-c BINARY to time it side by side)")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv=None) -> None:
+    parser = harness.parser(__doc__, log="")
     parser.add_argument("--runs", type=int, default=16)
     parser.add_argument("--topics", type=int, default=10_000)
     parser.add_argument("--depth", type=int, default=20)
@@ -152,9 +159,10 @@ def main() -> None:
     parser.add_argument("--med-c", action="append", default=[], metavar="BINARY",
                         help="Tan & Clarke's C tool, compiled (med run1 run2 [qrels]); timed over the DL-HARD pairs "
                              "beside medopt (repeatable: e.g. the tool as published and a build without ERR)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     print(f"medopt matrix throughput; {os.cpu_count()} cores; jobs {args.jobs or 'all'}")
-    with tempfile.TemporaryDirectory(prefix="medopt-throughput-") as temporary:
+    with tempfile.TemporaryDirectory(prefix="medopt-throughput-") as temporary, \
+            harness.Log(args.log, key=lambda r: (r["part"], r.get("judgments"), str(r.get("metrics")))) as args.log:  # the path, opened
         work = Path(temporary)
         if not args.skip_dl_hard:
             dl_hard(args, work)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install medopt with its test extras into .venv and run the whole test suite.
+# Install medopt with its test extras into .venv, lint it (ruff, import-linter) and run the whole test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # tests/test_docs_site.py opens the built site in headless Chromium (Debian's package): installed here when missing
@@ -10,4 +10,7 @@ fi
 python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e '.[test]'
+# the house checks first: the linter (configured in pyproject.toml) and the layers (import-linter)
+.venv/bin/ruff check medopt tests benchmarks
+.venv/bin/lint-imports
 .venv/bin/python -m pytest -n auto -q "$@"

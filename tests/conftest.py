@@ -1,14 +1,22 @@
 """Suite-wide set-up.
 
+The shared data (DL-HARD runs, trec_eval's fixtures, TREC DL 2020; never copied into the repository):
+``SHARED_DATA``, the folder named by the environment variable ``MEDOPT_SHARED_DATA``, by default
+``../shared/data`` beside the checkout.  Test modules take it from here (``from conftest import
+SHARED_DATA``) and skip with a reason when the part they need is absent.
+
 Ctrl-C: a process started in the background by a shell without job control (``cmd &`` in a script,
 as a CI runner may start the suite) inherits SIGINT *ignored*, and so does every process it starts:
 Python then installs no KeyboardInterrupt handler, and the interrupt tests (which send SIGINT to a
 child, or to this process) saw solves run to their end.  Installing Python's own handler here puts
 SIGINT back for the test processes, and a child started from them (exec resets a handled signal to
-its default) gets Python's handler too, as it would from a terminal.  (8 tests failed that way
-before; none after.)"""
+its default) gets Python's handler too, as it would from a terminal."""
 
+import os
 import signal
+from pathlib import Path
+
+SHARED_DATA = Path(os.environ.get("MEDOPT_SHARED_DATA") or Path(__file__).resolve().parents[1].parent / "shared" / "data")
 
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)

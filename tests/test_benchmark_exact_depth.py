@@ -3,6 +3,7 @@
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,8 @@ SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "exact_depth.py"
 
 @pytest.fixture(scope="module")
 def bench():
+    if str(SCRIPT.parent) not in sys.path:  # its harness, as when the script runs from its folder
+        sys.path.insert(0, str(SCRIPT.parent))
     spec = importlib.util.spec_from_file_location("exact_depth", SCRIPT)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

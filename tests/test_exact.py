@@ -1,7 +1,6 @@
 """method="exact" (HiGHS and CP-SAT) against brute-force enumeration, per metric family."""
 
 import random
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -9,6 +8,7 @@ import pytest
 import medopt
 from medopt.errors import MedoptError
 from exact_cases import oracle_cases
+from conftest import SHARED_DATA
 
 INSTANCES = 300
 SOLVERS = ["highs", "cpsat"]
@@ -125,7 +125,7 @@ def test_highs_and_ortools_share_a_process():
     assert highspy.Highs() is not None and cp_model.CpModel() is not None
 
 
-DL_HARD = Path(__file__).resolve().parents[2] / "shared" / "data" / "dl-hard"
+DL_HARD = SHARED_DATA / "dl-hard"
 
 
 @pytest.mark.skipif(not (DL_HARD / "dl_hard-doc.qrels").exists(), reason="DL-HARD data (../shared/data/dl-hard) absent")

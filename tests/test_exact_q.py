@@ -69,6 +69,7 @@ def test_binary_judgments():
     assert len(checked) == 146
 
 
+@pytest.mark.slow
 def test_graded_judgments():
     checked = []
     for n, case in enumerate(random_instances(seed=102, count=64, max_grade=2, max_unjudged=3)):
@@ -236,6 +237,7 @@ def shared_rank_instances(seed, count):
                              limits=instance.limits)
 
 
+@pytest.mark.slow
 def test_shared_ranks():
     instance = build_instance("Q@5", ["d1", "d2", "d3", "d4", "d5"], ["d1", "d3", "d2", "d4", "x"], {})
     assert shared_ranks(instance) == {1, 4}
@@ -492,6 +494,7 @@ def collection_instances():
     yield from graded_instances(seed=201, count=16)
 
 
+@pytest.mark.slow
 def test_collection_template_bounds_and_solves_each_profile():
     """A profile is first solved as the LP of the template with the collection cuts (solve_boxes trusts
     its optimum as the profile's bound, and as its maximum once a re-scored point reaches it).  Against

@@ -4,7 +4,6 @@ import gzip
 import json
 import random
 import zlib
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,8 +17,9 @@ from medopt.synthetic.generate import generate_runs
 from medopt.core.instance import build_instance
 from medopt.io.trec import read_run, write_run
 from medopt.metrics import parse_metric
+from conftest import SHARED_DATA
 
-DL_HARD = Path(__file__).resolve().parents[2] / "shared" / "data" / "dl-hard" / "baselines" / "doc"
+DL_HARD = SHARED_DATA / "dl-hard" / "baselines" / "doc"
 
 
 def rankings_of(columns):

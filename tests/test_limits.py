@@ -517,10 +517,7 @@ def test_model_size_predictions_do_not_fall_short(family):
     for case in random_instances(17, 12, k=8, max_unjudged=8):
         instance = build_instance(metric, case.a, case.b, case.judgments, max_grade=case.max_grade)
         for strategy in formulation.strategies(instance):
-            try:
-                actual = built_entries(formulation, instance, strategy)
-            except Exception:  # a model that needs no matrix (nothing unjudged, no case): nothing to check
-                continue
+            actual = built_entries(formulation, instance, strategy)  # every strategy offered builds its model
             predicted = formulation.model_size(instance, strategy)
             assert predicted.entries >= 0.75 * actual, (metric, strategy, predicted, actual)
             checked += 1

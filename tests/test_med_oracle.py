@@ -14,6 +14,7 @@ def close(x, y, tol=1e-9):
     return abs(x - y) <= tol
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("metric", ["P@{k}", "DCG@{k}", "SDCG@{k}", "RBP(p=0.8)", "RBP(p=0.5)@{k}", "P(rel=2)@{k}"])
 def test_closed_form_equals_enumeration(metric):
     checked = 0
@@ -45,6 +46,7 @@ def test_alg1_exact_for_binary_ndcg():
         assert fast.certified and fast.status == "optimal"
 
 
+@pytest.mark.slow
 def test_alg1_graded_is_a_lower_bound_never_above_enumeration():
     below = 0
     for case in random_instances(seed=13, count=INSTANCES, max_grade=2):

@@ -105,6 +105,7 @@ from pathlib import Path
 import pytest
 
 import medopt
+from conftest import SHARED_DATA
 
 ir_measures = pytest.importorskip("ir_measures")
 pytrec_eval = pytest.importorskip("pytrec_eval")
@@ -112,7 +113,7 @@ trec = pytest.importorskip("medopt.io.trec", reason="medopt.io.trec (read_run/re
 
 from ir_measures import AP, ERR, P, R, RBP, RR, SDCG, Rprec, Success, nDCG  # noqa: E402
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = SHARED_DATA
 DL_HARD = DATA / "dl-hard"
 RUNS_DIR = DL_HARD / "baselines" / "doc"
 QRELS = DL_HARD / "dl_hard-doc.qrels"

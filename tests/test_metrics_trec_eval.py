@@ -78,10 +78,11 @@ from pathlib import Path
 import pytest
 
 import medopt
+from conftest import SHARED_DATA
 
 trec = pytest.importorskip("medopt.io.trec", reason="medopt.io.trec (read_run/read_qrels) not available")
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = SHARED_DATA
 TREC_EVAL = DATA / "trec_eval"
 DL_HARD = DATA / "dl-hard"
 

@@ -59,6 +59,7 @@ def machine_paths(notebook) -> list[str]:
 NOTEBOOK_FILES = sorted(NOTEBOOKS.glob("*.ipynb"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOK_FILES, ids=lambda p: p.name)
 def test_notebook_executes(path):
     notebook = nbformat.read(path, as_version=4)

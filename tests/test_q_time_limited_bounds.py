@@ -8,7 +8,6 @@ point, and every such stop must still report a bound >= the enumeration oracle's
 """
 
 import itertools
-from pathlib import Path
 
 import pytest
 
@@ -17,8 +16,9 @@ from medopt.exact import driver
 from medopt.formulations import q_boxes, q_quick
 from medopt.core.instance import build_instance
 from medopt.synthetic.random_instances import random_instances
+from conftest import SHARED_DATA
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "dl-hard"
+DATA = SHARED_DATA / "dl-hard"
 
 
 class StepClock:

@@ -7,7 +7,6 @@ instead of the trivial bound.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
@@ -18,9 +17,10 @@ from medopt.core.instance import build_instance
 from medopt.metrics import parse_metric
 
 from exact_cases import oracle_cases
+from conftest import SHARED_DATA
 
 METRICS = ["AP@5", "AP", "AP(norm=min)@4", "SSP@5", "SP@5", "AP(rel=2)@5", "Q(beta=1)@5", "Q(beta=0.5,rel=2)@4"]
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "dl-hard"
+DATA = SHARED_DATA / "dl-hard"
 
 
 @pytest.mark.parametrize("example", METRICS)

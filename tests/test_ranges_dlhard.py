@@ -66,15 +66,15 @@ from __future__ import annotations
 
 import itertools
 import math
-from pathlib import Path
 
 import pytest
 
 import medopt
+from conftest import SHARED_DATA
 
 trec = pytest.importorskip("medopt.io.trec", reason="medopt.io.trec (read_run/read_qrels) not available")
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = SHARED_DATA
 DL_HARD = DATA / "dl-hard"
 RUNS_DIR = DL_HARD / "baselines" / "doc"
 QRELS = DL_HARD / "dl_hard-doc.qrels"

@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 from medopt.errors import InputFormatError, MedoptError
 from medopt.synthetic.generate import generate_qrels, generate_runs, write_example
 from medopt.io.trec import Run, pair_topics, read_qrels, read_run, write_qrels, write_run
+from conftest import SHARED_DATA
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = SHARED_DATA
 
 
 def shared(*parts: str) -> Path:

@@ -24,8 +24,9 @@ import medopt
 from medopt.cli import main
 from medopt.errors import MedoptWarning
 from medopt.core.result import TOLERANCE, exact_value, mean_range, open_end, verdict
+from conftest import SHARED_DATA
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "trec_eval"
+DATA = SHARED_DATA / "trec_eval"
 
 
 def _tie_files(tmp_path: Path, mirror: bool = False) -> tuple[Path, Path, Path]:
