@@ -6,7 +6,7 @@ they are, never copied into ``docs/``:
 - the generated formulation catalogue ``models/`` (pages and LP files), at ``models/`` on the site;
 - the teaching notebooks ``notebooks/*.ipynb``, at ``notebooks/`` (mkdocs-jupyter renders their
   stored outputs; they are not executed here);
-- the README, as the page ``usage.md``;
+- the README, as the page ``readme.md``;
 - MathJax, from the installed package django-static-mathjax (a part of the docs extra), at
   ``assets/mathjax/``: the notebooks' maths is typeset in the browser with no network access
   (``docs/assets/mathjax.js`` loads it; tests/test_docs_site.py checks it in headless Chromium).
@@ -35,7 +35,7 @@ from mkdocs.structure.files import File
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = "docs/"
 MOUNTED = {"models": ("*.md", "*.lp"), "notebooks": ("*.ipynb",)}  # repository folder -> files taken
-README, README_PAGE = "README.md", "usage.md"
+README, README_PAGE = "README.md", "readme.md"
 
 # MathJax 3's TeX-to-HTML component with every TeX extension in the one file (none loaded on demand), its
 # fonts (found from the component's own address) and its licence; the package's other files stay out
@@ -72,16 +72,25 @@ GENERATED_NAV = {"Notebooks": ("notebooks", "*.ipynb", None), "Model catalogue":
 
 
 def on_config(config):
-    for section in config.nav or ():
-        if isinstance(section, dict):
-            for title, (folder, pattern, first) in GENERATED_NAV.items():
-                if title in section:
-                    names = sorted(p.name for p in (ROOT / folder).glob(pattern) if p.is_file())
-                    if first in names:
-                        names.remove(first)
-                        names.insert(0, first)
-                    section[title] = [f"{folder}/{name}" for name in names]
+    fill_generated(config.nav or [])
     return config
+
+
+def fill_generated(nav: list) -> None:
+    """Fill the GENERATED_NAV sections wherever they are in the nav (at the top or inside a section)."""
+    for section in nav:
+        if not isinstance(section, dict):
+            continue
+        for title, entries in section.items():
+            if title in GENERATED_NAV:
+                folder, pattern, first = GENERATED_NAV[title]
+                names = sorted(p.name for p in (ROOT / folder).glob(pattern) if p.is_file())
+                if first in names:
+                    names.remove(first)
+                    names.insert(0, first)
+                section[title] = [f"{folder}/{name}" for name in names]
+            elif isinstance(entries, list):
+                fill_generated(entries)
 
 
 @event_priority(100)  # before the plugins: mkdocs-jupyter turns the .ipynb files into pages in its on_files
