@@ -15,7 +15,9 @@ Pages link to each other by their repository paths (``../models/README.md`` from
 ``docs/limits.md`` from the README), so the links also work when the files are read in the
 repository; ``on_page_markdown`` turns each such link into the same file's path on the site.
 A link to a repository file that is not on the site is left as it is, and ``mkdocs build
---strict`` fails on it. The docstrings' Sphinx roles (``:func:`medopt.med` ``), which mkdocstrings
+--strict`` fails on it. A default the code sets is written in a page as
+``<!--default:NAME-->VALUE<!--/default-->`` (the value as read in the repository) and the page on the
+site shows the code's value instead (``DEFAULTS``; an unknown name fails the build). The docstrings' Sphinx roles (``:func:`medopt.med` ``), which mkdocstrings
 leaves as text, become code spans linked to the object's entry on the page (``on_page_content``).
 """
 
@@ -139,8 +141,33 @@ def site_link(target: str, page_source: str) -> str:
     return relative + (f"#{parts.fragment}" if parts.fragment else "")
 
 
+def _time_limit() -> str:
+    from medopt.cli.common import DEFAULT_TIME_LIMIT
+    return f"{DEFAULT_TIME_LIMIT:g}"
+
+
+def _memory_limit() -> str:
+    from medopt.core.deadlines import MEMORY_LIMIT
+    return f"{MEMORY_LIMIT / 1024 ** 3:g}"
+
+
+# the defaults a page may show, each read from the code that sets it
+DEFAULTS = {"time_limit": _time_limit, "memory_limit_gb": _memory_limit}
+_DEFAULT = re.compile(r"<!--default:(\w+)-->(.*?)<!--/default-->")
+
+
+def render_defaults(markdown: str, where: str) -> str:
+    """Each ``<!--default:NAME-->...<!--/default-->`` of a page as the code's value of NAME."""
+    def value(match):
+        if match.group(1) not in DEFAULTS:
+            raise PluginError(f"{where}: no default named {match.group(1)!r} (docs/hooks.py DEFAULTS)")
+        return DEFAULTS[match.group(1)]()
+    return _DEFAULT.sub(value, markdown)
+
+
 def on_page_markdown(markdown, page, config, files):
     source = page.file.src_uri
+    markdown = render_defaults(markdown, source)
     lines, fenced = [], False
     for line in markdown.split("\n"):
         if _FENCE.match(line):
