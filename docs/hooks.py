@@ -6,7 +6,7 @@ they are, never copied into ``docs/``:
 - the generated formulation catalogue ``models/`` (pages and LP files), at ``models/`` on the site;
 - the teaching notebooks ``notebooks/*.ipynb``, at ``notebooks/`` (mkdocs-jupyter renders their
   stored outputs; they are not executed here);
-- the README, as the page ``usage.md``;
+- the README, as the page ``readme.md``;
 - MathJax, from the installed package django-static-mathjax (a part of the docs extra), at
   ``assets/mathjax/``: the notebooks' maths is typeset in the browser with no network access
   (``docs/assets/mathjax.js`` loads it; tests/test_docs_site.py checks it in headless Chromium).
@@ -15,7 +15,9 @@ Pages link to each other by their repository paths (``../models/README.md`` from
 ``docs/limits.md`` from the README), so the links also work when the files are read in the
 repository; ``on_page_markdown`` turns each such link into the same file's path on the site.
 A link to a repository file that is not on the site is left as it is, and ``mkdocs build
---strict`` fails on it. The docstrings' Sphinx roles (``:func:`medopt.med` ``), which mkdocstrings
+--strict`` fails on it. A default the code sets is written in a page as
+``<!--default:NAME-->VALUE<!--/default-->`` (the value as read in the repository) and the page on the
+site shows the code's value instead (``DEFAULTS``; an unknown name fails the build). The docstrings' Sphinx roles (``:func:`medopt.med` ``), which mkdocstrings
 leaves as text, become code spans linked to the object's entry on the page (``on_page_content``).
 """
 
@@ -35,7 +37,7 @@ from mkdocs.structure.files import File
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = "docs/"
 MOUNTED = {"models": ("*.md", "*.lp"), "notebooks": ("*.ipynb",)}  # repository folder -> files taken
-README, README_PAGE = "README.md", "usage.md"
+README, README_PAGE = "README.md", "readme.md"
 
 # MathJax 3's TeX-to-HTML component with every TeX extension in the one file (none loaded on demand), its
 # fonts (found from the component's own address) and its licence; the package's other files stay out
@@ -72,16 +74,25 @@ GENERATED_NAV = {"Notebooks": ("notebooks", "*.ipynb", None), "Model catalogue":
 
 
 def on_config(config):
-    for section in config.nav or ():
-        if isinstance(section, dict):
-            for title, (folder, pattern, first) in GENERATED_NAV.items():
-                if title in section:
-                    names = sorted(p.name for p in (ROOT / folder).glob(pattern) if p.is_file())
-                    if first in names:
-                        names.remove(first)
-                        names.insert(0, first)
-                    section[title] = [f"{folder}/{name}" for name in names]
+    fill_generated(config.nav or [])
     return config
+
+
+def fill_generated(nav: list) -> None:
+    """Fill the GENERATED_NAV sections wherever they are in the nav (at the top or inside a section)."""
+    for section in nav:
+        if not isinstance(section, dict):
+            continue
+        for title, entries in section.items():
+            if title in GENERATED_NAV:
+                folder, pattern, first = GENERATED_NAV[title]
+                names = sorted(p.name for p in (ROOT / folder).glob(pattern) if p.is_file())
+                if first in names:
+                    names.remove(first)
+                    names.insert(0, first)
+                section[title] = [f"{folder}/{name}" for name in names]
+            elif isinstance(entries, list):
+                fill_generated(entries)
 
 
 @event_priority(100)  # before the plugins: mkdocs-jupyter turns the .ipynb files into pages in its on_files
@@ -130,8 +141,33 @@ def site_link(target: str, page_source: str) -> str:
     return relative + (f"#{parts.fragment}" if parts.fragment else "")
 
 
+def _time_limit() -> str:
+    from medopt.cli.common import DEFAULT_TIME_LIMIT
+    return f"{DEFAULT_TIME_LIMIT:g}"
+
+
+def _memory_limit() -> str:
+    from medopt.core.deadlines import MEMORY_LIMIT
+    return f"{MEMORY_LIMIT / 1024 ** 3:g}"
+
+
+# the defaults a page may show, each read from the code that sets it
+DEFAULTS = {"time_limit": _time_limit, "memory_limit_gb": _memory_limit}
+_DEFAULT = re.compile(r"<!--default:(\w+)-->(.*?)<!--/default-->")
+
+
+def render_defaults(markdown: str, where: str) -> str:
+    """Each ``<!--default:NAME-->...<!--/default-->`` of a page as the code's value of NAME."""
+    def value(match):
+        if match.group(1) not in DEFAULTS:
+            raise PluginError(f"{where}: no default named {match.group(1)!r} (docs/hooks.py DEFAULTS)")
+        return DEFAULTS[match.group(1)]()
+    return _DEFAULT.sub(value, markdown)
+
+
 def on_page_markdown(markdown, page, config, files):
     source = page.file.src_uri
+    markdown = render_defaults(markdown, source)
     lines, fenced = [], False
     for line in markdown.split("\n"):
         if _FENCE.match(line):

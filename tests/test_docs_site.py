@@ -42,7 +42,7 @@ def site(tmp_path_factory):
 
 
 def test_the_site_builds_in_strict_mode(site):
-    api = (site / "api" / "index.html").read_text()
+    api = (site / "reference" / "api" / "index.html").read_text()
     for name in ("medopt.api", "difference_range", "score_range", "MedResult", "RangeResult", "parse_metric"):
         assert name in api, f"the API reference lacks {name}"
     assert not re.search(r":(?:func|class|meth|mod|attr|exc):<code>", api), "a Sphinx role shown as text"
@@ -58,7 +58,7 @@ def test_the_site_builds_in_strict_mode(site):
             assert (site / "models" / family.stem / "index.html").is_file(), f"no page for models/{family.name}"
     for lp in sorted((ROOT / "models").glob("*.lp")):
         assert (site / "models" / lp.name).is_file(), f"models/{lp.name} is not on the site"
-    assert (site / "usage" / "index.html").is_file()  # the README
+    assert (site / "readme" / "index.html").is_file()  # the README
     home = (site / "index.html").read_text()
     first = re.search(r"<h2\b[^>]*>(.*?)</h2>", home, flags=re.S)
     assert first and "Quickstart" in first.group(1), "the home page does not start with the quickstart"
@@ -71,7 +71,7 @@ def test_the_api_page_documents_every_export(site):
     # each name medopt exports (the lazy whole-run API among them) has its entry, headed by where it is defined
     import medopt
 
-    anchors = set(re.findall(r'\bid="([\w.]+)"', (site / "api" / "index.html").read_text()))
+    anchors = set(re.findall(r'\bid="([\w.]+)"', (site / "reference" / "api" / "index.html").read_text()))
     missing = []
     for name in medopt.__all__:
         value = getattr(medopt, name)

@@ -2,7 +2,7 @@
 
 ``medopt matrix`` compares every pair of many runs on every topic.  One Python call
 per topic pair (``medopt.med``) spends far more on bookkeeping than on its few dozen
-multiplications (docs/speed.md#the-closed-form-fast-path), so for the metrics with a
+multiplications (docs/explanation/fast-paths.md#the-closed-form-fast-path), so for the metrics with a
 closed form this module works on whole blocks of topics at once:
 
 * :mod:`medopt.batch.runset` holds the runs as arrays (``RunSet``);

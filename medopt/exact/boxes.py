@@ -18,28 +18,28 @@ from .lagrangian import lagrangian_bound, rows_bound
 
 # HiGHS dual pricing for box LPs of at most this many rows: devex (no steepest-edge weights to set up
 # from each new start basis); larger LPs keep steepest edge, which pays off there.  Chosen by
-# measurement: docs/solvers.md#highs-options-for-the-q-measure-box-lps
+# measurement: docs/explanation/solvers.md#highs-options-for-the-q-measure-box-lps
 DEVEX_ROWS = 2000
 
 # A graded box's test by its rows (BoxRun.graded_tests): this many roof duals from its parent's rows
 # multipliers (0 at a root).  Graded boxes run both tests while the second tests of such boxes have
 # taken at most EXPLORE of all the tests' work; the averages over those boxes (older ones weighed down
 # by DECAY each; priors PRIOR_CLOSED boxes closed, PRIOR_WORK work) choose the order and whether the
-# second runs.  Values: docs/speed.md#q-measure-the-rows-for-graded-boxes
+# second runs.  Values: docs/explanation/q-measure.md#q-measure-the-rows-for-graded-boxes
 GRADED_ROW_STEPS, EXPLORE, DECAY = 5, 0.1, 0.8
 PRIOR_CLOSED, PRIOR_WORK = 0.5, 50_000
 # Work, in the rows test's units (a variable or product of a network it solves): a unit of the
 # descent's networks (a compiled flow going on from the one before) costs WORK_FACTOR of one, and
 # a box test BOX_OVERHEAD whatever runs (its objective, re-scoring its labels).  Measured:
-# docs/speed.md#q-measure-the-descent-on-a-compiled-flow-2026-11-29
+# docs/explanation/q-measure.md#q-measure-the-descent-on-a-compiled-flow
 WORK_FACTOR, BOX_OVERHEAD = {"intervals": 0.5, "rows": 1.0}, 8_000
 # A graded box's test by the intervals' descent (on its objective tightened where the ideal gains
 # spread): at most this many roof duals, going on from where its parent's descent stopped (multipliers
-# and step size).  Value: docs/speed.md#q-measure-the-spread-of-the-ideal-gains-corrected-2026-11-28
+# and step size).  Value: docs/explanation/q-measure.md#q-measure-the-spread-of-the-ideal-gains-corrected
 GRADED_DESCENT_STEPS = 15
 
 # seconds for a box's test model (CP-SAT) at first; a box not settled in that time is split (the
-# budget doubles while tests end with no bound: solve_boxes).  Value: docs/speed.md#tuned-constants
+# budget doubles while tests end with no bound: solve_boxes).  Value: docs/explanation/constants.md
 BOX_TIME_LIMIT = 0.25
 
 
@@ -178,8 +178,8 @@ class BoxRun:
         than the roof dual's few maximum flows and bounded only a little lower), and so is a one-profile
         box over R alone (into its case: the roof dual with the rows already bounds it about as its LP
         would); a one-profile box over several grades goes on to its LP under the lower bound (measured:
-        docs/speed.md#q-measure-roof-dual-box-tests and
-        docs/speed.md#q-measure-the-box-lps-rows-in-the-roof-dual).  The cut's labels are
+        docs/explanation/q-measure.md#q-measure-roof-dual-box-tests and
+        docs/explanation/q-measure.md#q-measure-the-box-lps-rows-in-the-roof-dual).  The cut's labels are
         re-scored as candidates (undetermined ones read as 0, then as 1), and one that beats the best
         difference is improved by one-document moves.  The halves of a box split here start their LPs,
         if they need them, from the last box LP's final basis (no LP of their parent gave one).  None
@@ -243,7 +243,7 @@ class BoxRun:
 
         Which pays depends on the instance and on how far the search is (the rows close the boxes of a
         topic whose few judged documents are all relevant; the descent, in one or two maximum flows,
-        the narrow boxes of a topic with many judged ones: docs/speed.md#q-measure-the-rows-for-graded-boxes).
+        the narrow boxes of a topic with many judged ones: docs/explanation/q-measure.md#q-measure-the-rows-for-graded-boxes).
         So graded boxes run both tests to the end while the second tests of such boxes have taken at
         most EXPLORE of all the tests' work (the first box always), and keep, per test, averages over
         these boxes (recent ones weighing more: DECAY per older one) of its work (the sizes, variables +
@@ -346,7 +346,7 @@ class BoxRun:
                                                    clock.remaining())  # (after building the template)
             result.solves += 1
             # HiGHS can call an LP optimal with no feasible primal point (primal_solution_status 1 after
-            # unscaling; docs/solvers.md#highs-called-a-profile-lp-optimal-with-no-feasible-point): no
+            # unscaling; docs/explanation/solvers.md#highs-called-a-profile-lp-optimal-with-no-feasible-point): no
             # point to re-score, so the MILP settles it
             if outcome.status == "optimal" and outcome.x is not None:
                 value = offer_rescored(result, instance, direction, template.assignment(outcome.x), self.rescored)
@@ -360,7 +360,7 @@ class BoxRun:
         else:  # the box's test model at lam: F(lam) <= 0 proves that no assignment of the box beats lam
             if self.lp_solver and matrix is not None:  # the LP relaxation: a weaker bound, found much faster
                 # presolve off and the parent's final basis as the start (both faster, the same optima:
-                # docs/solvers.md#highs-options-for-the-q-measure-box-lps); one HiGHS instance for all
+                # docs/explanation/solvers.md#highs-options-for-the-q-measure-box-lps); one HiGHS instance for all
                 # of them (the template's HighsSession)
                 options = {"presolve": "off"}
                 if matrix.A.shape[0] <= DEVEX_ROWS:

@@ -121,7 +121,7 @@ def offer_rescored(result: DirectionResult, instance: Instance, direction: str, 
                    memo: dict) -> float:
     """Offer ``assignment`` (a solver's point, rounded) at its re-scored difference when it meets the
     limits; that difference, or -inf.  ``memo`` (assignment items -> difference) skips points already
-    scored: box LP points of one direction often repeat (docs/speed.md#q-measure-box-lps)."""
+    scored: box LP points of one direction often repeat (docs/explanation/q-measure.md#q-measure-box-lps)."""
     key = tuple(assignment.items())
     if key not in memo:
         memo[key] = instance.differences(assignment)[direction] if instance.satisfies_limits(assignment) \

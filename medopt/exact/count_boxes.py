@@ -5,7 +5,7 @@ does not close it, by the roof dual with the relevant count's rows moved into it
 (formulations/count_rows.py, exact/lagrangian.rows_bound; while the pairs of unjudged documents
 number at most count_rows.MAX_PAIRS).  Neither bound is below the other on every box: the
 decomposition closes most boxes in a few milliseconds, the rows close some the decomposition
-leaves above lam (docs/speed.md#ap-at-depth-the-count-boxes-by-decomposition-2026-11-27).
+leaves above lam (docs/explanation/precision-sums.md#ap-at-depth-the-count-boxes-by-decomposition).
 
 Claim.  For AP (and AP(norm=min)) with R = J + m relevant documents (J judged, m = sum_d b_d unjudged),
 the direction's difference is N / D with D = R (min(k, R)), N = SP(X) - SP(Y) the sums of precisions
@@ -56,15 +56,15 @@ from .common import rescored
 from .lagrangian import decomposition_bound, rows_bound
 
 # pairs of maximisations of a box's decomposition, roof duals of its rows test, and the tests without a
-# time limit (values: docs/speed.md#tuned-constants)
+# time limit (values: docs/explanation/constants.md)
 DECOMPOSITION_STEPS = 30
 STEPS = 5
 UNTIMED_TESTS = 400
 # the deflection of the subgradient steps of a one-count box's rows tests (exact/lagrangian.py; value:
-# docs/speed.md#tuned-constants)
+# docs/explanation/constants.md)
 DEFLECTION = 1.5
 # a box's rows test runs when its decomposition leaves more than this share of its parent's
-# decomposition gap (bound - lam) (value: docs/speed.md#tuned-constants)
+# decomposition gap (bound - lam) (value: docs/explanation/constants.md)
 STALL = 0.5
 
 

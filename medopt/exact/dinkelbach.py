@@ -44,7 +44,7 @@ def solve_dinkelbach(formulation, instance, direction, solver, clock, start: flo
     ``start`` is a difference already reached (any sign; -inf: none known): if F(start) <= eps
     the direction cannot beat it, and one solve settles the direction.  With ``cap`` the ratio
     is N / min(cap, D) (solve_capped): the piece max N - lam cap is solved once, first (faster than
-    solving it last, at the settled lam: docs/speed.md#apnormmin-the-capped-strategy)."""
+    solving it last, at the settled lam: docs/explanation/precision-sums.md#apnormmin-the-capped-strategy)."""
     from pyomo.common.errors import InfeasibleConstraintException
 
     result = DirectionResult()

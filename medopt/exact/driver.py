@@ -100,7 +100,7 @@ STRATEGIES = {
 DEFAULT_SOLVER = "highs"
 # Under a time limit, a direction of the sums of precisions whose model would need more than this share
 # of the memory limit is searched on over the roof dual instead of built, where its relaxation bounds
-# it (docs/speed.md#ap-at-depth-searching-instead-of-a-large-model)
+# it (docs/explanation/precision-sums.md#ap-at-depth-searching-instead-of-a-large-model)
 SEARCH_INSTEAD = 0.5
 
 

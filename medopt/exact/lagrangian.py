@@ -37,7 +37,7 @@ otherwise), at most ``MAX_STEPS`` roof duals; any nu >= 0 gives a bound, so the 
 proof.  With ``deflect`` = gamma > 0 the steps are deflected (Camerini, Fratta & Maffioli 1975): a
 subgradient g that points against the last step's direction d (g . d < 0) is replaced by
 g - gamma (g . d / d . d) d, which damps the zig-zag of plain subgradient steps near the optimum (the
-count boxes of AP: docs/speed.md#the-count-boxes-deflected-steps-2026-11-27).
+count boxes of AP: docs/explanation/precision-sums.md#the-count-boxes-deflected-steps).
 
 By decomposition (``decomposition_bound``): max f(b) + g(b) + constant over a set B of b in {0,1}^n,
 when f and g can each be maximised exactly over B plus any linear term (exact/count_boxes.py: the
@@ -59,7 +59,7 @@ import numpy as np
 
 from ..solvers.roof_dual import DescentNetwork, reusing, roof_dual_bound
 
-# roof duals (maximum flows) per bound at most (measured: docs/speed.md#q-measure-roof-dual-box-tests)
+# roof duals (maximum flows) per bound at most (measured: docs/explanation/q-measure.md#q-measure-roof-dual-box-tests)
 MAX_STEPS = 30
 # lagrangian_bound's step size below which its descent has run out of steps to try
 SPENT_STEP = 1e-12
@@ -132,7 +132,7 @@ def lagrangian_bound(form: tuple, constraints: list, check=None, floor: float = 
 
 
 # rows_bound's Polyak target: this fraction of the first bound's size below the floor (measured:
-# docs/speed.md#q-measure-the-box-lps-rows-in-the-roof-dual)
+# docs/explanation/q-measure.md#q-measure-the-box-lps-rows-in-the-roof-dual)
 TARGET = 0.05
 
 

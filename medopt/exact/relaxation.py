@@ -39,11 +39,11 @@ def known_bound(quick: dict, formulation, instance: Instance, direction: str) ->
 MAX_RELAXATION_STEPS = 20  # Dinkelbach steps over the roof dual before the models take over
 # An AP direction with at least FIRST_UNJUDGED unjudged documents has its count boxes tested by their
 # decompositions alone before the exact search over the roof dual, at most FIRST_TESTS of them (values:
-# docs/speed.md#tuned-constants)
+# docs/explanation/constants.md)
 FIRST_TESTS = 200
 FIRST_UNJUDGED = 400
 # The share of an AP direction's time that the steps and the exact search over the roof dual get before
-# the count boxes and the parametric bound (value: docs/speed.md#tuned-constants)
+# the count boxes and the parametric bound (value: docs/explanation/constants.md)
 SEARCH_SHARE = 1 / 4
 # ... and the share of what is then left that the count boxes get before the parametric bound
 COUNT_SHARE = 3 / 4
@@ -112,7 +112,7 @@ def _settled(formulation, relaxation, instance: Instance, reduced: Instance, dir
             if roof is not roof_dual_bound or instance.limits:
                 break
             # the labels stopped improving: a large AP direction's count boxes by their decompositions alone,
-            # for at most FIRST_TESTS tests (docs/speed.md#ap-at-depth-the-count-boxes-by-decomposition-2026-11-27)
+            # for at most FIRST_TESTS tests (docs/explanation/precision-sums.md#ap-at-depth-the-count-boxes-by-decomposition)
             if parametric is not None and len(reduced.unjudged) >= FIRST_UNJUDGED and \
                     count_boxes(formulation, instance, reduced, direction, start, quick, guesses, details, halfway,
                                 budget=FIRST_TESTS, rows=False):
@@ -126,7 +126,7 @@ def _settled(formulation, relaxation, instance: Instance, reduced: Instance, dir
         return False
     # an AP direction the search did not settle: the branch and bound over its relevant count (resumed) for
     # COUNT_SHARE of what is left of its share of the time, then the parametric bound, which ends at the
-    # share (docs/speed.md#ap-at-depth-the-count-boxes-by-decomposition-2026-11-27)
+    # share (docs/explanation/precision-sums.md#ap-at-depth-the-count-boxes-by-decomposition)
     if count_boxes(formulation, instance, reduced, direction, start, quick, guesses, details,
                    None if deadline is None else time.perf_counter() + COUNT_SHARE * (deadline - time.perf_counter())):
         return True
@@ -158,7 +158,7 @@ def searched_until(formulation, instance: Instance, reduced: Instance, direction
     if count_boxes(formulation, instance, reduced, direction, start, quick, guesses, details, deadline):
         return True
     if count_boxes_apply(instance, reduced, start) and deadline is not None:
-        return False  # the boxes had the share (docs/speed.md#ap-at-depth-the-relevant-counts-rows)
+        return False  # the boxes had the share (docs/explanation/precision-sums.md#ap-at-depth-the-relevant-counts-rows)
     bisected(formulation, instance, reduced, direction, start, quick, guesses, details,
              None if deadline is None else (time.perf_counter() + deadline) / 2)
     return settled_by_relaxation(formulation, instance, reduced, direction, start, quick, guesses, details,
@@ -180,7 +180,7 @@ def bisected(formulation, instance: Instance, reduced: Instance, direction: str,
     proves F <= 0 the bound is mu itself and the top comes down to it, else the bottom goes up to mu
     (that search may only have lacked nodes: the bisection looks for the lowest mu it can prove, not
     for the maximum).  Nearer the bound the search proves more easily than at ``start``, where it
-    must close every node (docs/speed.md#ap-at-depth-bisection-above-the-difference-reached).  Each
+    must close every node (docs/explanation/precision-sums.md#ap-at-depth-bisection-above-the-difference-reached).  Each
     step's candidate is re-scored and kept when better (``guesses``); details["bisected"] counts the
     steps that lowered the bound."""
     if reduced.metric.family != "AP" or instance.limits or not start >= 0:

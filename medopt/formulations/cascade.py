@@ -81,7 +81,7 @@ the other list sets each v to its smallest, max(0, p + x - 1) = p x.  Hence the
 maximum over integral x of the model is the largest difference.  The LP relaxation is a
 McCormick one (weaker per node than the state expansion's) but the model has
 O(k G) rows instead of O(k^2): at k = 100 branch and bound runs far faster
-(docs/speed.md#compact-err--rr-model).  A list is
+(docs/explanation/err-rr.md#compact-err-rr-model).  A list is
 cut where U_i < 1e-13, as above (model.bound_slack).  Scaling p by U_i keeps every
 matrix coefficient among 1, -1 and the c_g; the tiny reaches only reach the objective.
 

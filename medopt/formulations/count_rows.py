@@ -15,7 +15,7 @@ relevant document in the count).  At lo = hi = m the upper and lower rows say su
 a relevant document has exactly m - 1 relevant partners, which the roof dual (the LP of the products'
 standard linearisation, solvers/roof_dual.py) does not know; moved into its objective with multipliers
 >= 0 they keep it an upper bound (exact/lagrangian.py, ``rows_bound``) and bring it down to the LP
-with these rows (measured: docs/speed.md#ap-at-depth-the-relevant-counts-rows).
+with these rows (measured: docs/explanation/precision-sums.md#ap-at-depth-the-relevant-counts-rows).
 
 Written as q_rows.Rows (constant + L b + coefficient b[d_rel] + S y >= 0 where active), one fixed list
 per direction: the rows 0 and 1 are low and high, then upper and lower for each document in turn, so
@@ -29,7 +29,7 @@ from scipy import sparse
 from .q_rows import Rows
 
 # rows only while the complete pair list stays at most this many products (1,500 unjudged documents):
-# every roof dual of a box carries all of them (not tuned: docs/speed.md#tuned-constants)
+# every roof dual of a box carries all of them (not tuned: docs/explanation/constants.md)
 MAX_PAIRS = 1500 * 1499 // 2
 
 

@@ -46,7 +46,7 @@ from ..modeling import count_at_least, direction_sign, gain_at, new_model
 
 
 # candidate profiles (before C_1 >= ... >= C_G) enumerated at most; beyond it Dinkelbach is the
-# default strategy (value: docs/speed.md#tuned-constants)
+# default strategy (value: docs/explanation/constants.md)
 MAX_PROFILE_GRID = 4_000_000
 
 

@@ -255,7 +255,7 @@ class PrecisionBounds:
         (relaxation_bound) at its worst m; the other mu bound the small and the large m better.  The
         mu: lam times 1/8..16 (16 values, geometric), then twice a golden-section search over mu for
         the m that gives the bound, 2 + 8 roof duals each
-        (docs/speed.md#ap-at-depth-the-parametric-bound).  inf when lam <= 0 (a range's negative
+        (docs/explanation/precision-sums.md#ap-at-depth-the-parametric-bound).  inf when lam <= 0 (a range's negative
         end: not needed there).  At ``deadline`` or the time limit, once some mu is
         tried, the envelope of the mu tried so far, which bounds as well (fewer mu, a larger minimum)."""
         if not lam > 0 or not math.isfinite(lam):

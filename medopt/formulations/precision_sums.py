@@ -103,7 +103,7 @@ class PrecisionSums(PrecisionBounds, Formulation, DirectModel, CaseModels, Dinke
 
     def preferred_solver(self, instance):
         """CP-SAT for AP and AP(norm=min) from depth 50 (the longer cut list), HiGHS otherwise
-        (measured: docs/solvers.md#which-solver-runs-which-family)."""
+        (measured: docs/explanation/solvers.md#which-solver-runs-which-family)."""
         depth = max(len(instance.a), len(instance.b))
         return "cpsat" if instance.metric.family == "AP" and depth >= 50 else None
 
@@ -193,7 +193,7 @@ class PrecisionSums(PrecisionBounds, Formulation, DirectModel, CaseModels, Dinke
         """build_dinkelbach's model (N, D and their rows, lam left to the caller) from the same code,
         written with modeling.LinearModel instead of Pyomo: the same columns and rows, row for row
         (tests/test_exact.py::test_ap_dinkelbach_matrix_is_the_pyomo_model), without Pyomo's cost
-        per expression (measured: docs/speed.md#dinkelbach-for-ap-and-apnormmin)."""
+        per expression (measured: docs/explanation/precision-sums.md#dinkelbach-for-ap-and-apnormmin)."""
         m = LinearModel(instance)
         numerator, denominator = self.dinkelbach_rows(m, instance, direction)
         return DinkelbachMatrix(m.matrix(), *m.vector(numerator), *m.vector(denominator), m.assignment)

@@ -9,12 +9,12 @@ box's exact maximum is its bound, its best assignment re-scored by the evaluator
 relevant documents these are the small R that the R-halving search reaches last (the R = 0 case
 included); evaluating such a box costs about as much as one box LP and saves its solves.  Roots and
 splits of R cut at the small low part (``small_part``): it is settled by evaluation and the rest has
-a larger R_lo to divide its test by.  (Measured: docs/speed.md#q-measure-small-boxes.)  The
+a larger R_lo to divide its test by.  (Measured: docs/explanation/q-measure.md#q-measure-small-boxes.)  The
 assignments of a chain are indexed at once (kernels.q_enumeration) and a box's scores serve both
 directions (the instance and its boxes are the same; only the sign differs).  Wide boxes: a box with
 R_hi - R_lo > WIDE_BOX R_lo is split without a test (``too_wide``).
 The box search solves a few small LPs where profile enumeration solved a MILP per profile
-(measured: docs/speed.md#q-measure-boxes-against-profile-enumeration).
+(measured: docs/explanation/q-measure.md#q-measure-boxes-against-profile-enumeration).
 The box LPs are patched from one compiled template per instance: q_template.py.
 """
 
@@ -37,10 +37,10 @@ from .q_template import BoxModels
 from .q_terms import CaseTerms
 
 # a box or case with at most this many assignments is settled by evaluating them all (value:
-# docs/speed.md#q-measure-small-boxes)
+# docs/explanation/q-measure.md#q-measure-small-boxes)
 SMALL_BOX = 3000
 # A box with R_hi - R_lo > WIDE_BOX * R_lo is split without testing it (ProfileBoxes.too_wide).  The
-# value is the one of those tried with the fewest box solves: docs/speed.md#q-measure-wide-boxes
+# value is the one of those tried with the fewest box solves: docs/explanation/q-measure.md#q-measure-wide-boxes
 WIDE_BOX = 1.0
 
 
@@ -132,7 +132,7 @@ class ProfileBoxes(BoxSearch):
     def too_wide(self, instance, case) -> bool:
         """A box whose R interval is wider than WIDE_BOX R_lo: split at once, without testing it (its bound
         divides by R_lo while its relaxation has R up to R_hi, so it stays near the trivial bound; such
-        tests settled nothing: docs/speed.md#q-measure-wide-boxes).  Splitting without a test keeps every
+        tests settled nothing: docs/explanation/q-measure.md#q-measure-wide-boxes).  Splitting without a test keeps every
         profile in exactly one box, so nothing changes but the work."""
         rel = instance.metric.p("rel")
         lo, hi = next((a, b) for g, a, b in case.box if g == rel)

@@ -45,7 +45,7 @@ where rel(d) #{..} is linear: sum_{e in E, h >= g} y[d,e,h] + (judged ones) rel(
 + sum_{h >= max(g, rel)} x[d,h].  They are RLT products of rel(d) with "at most C_g
 documents have grade >= g" and "the U_g >= c_g - J_g such unjudged documents lie in
 E, d or the n - |E| - 1 others".  On the hard cases measured they brought the LP bound
-down to the optimum (docs/speed.md#q-measure-valid-inequalities).
+down to the optimum (docs/explanation/q-measure.md#q-measure-valid-inequalities).
 
 Objective.  With w(g) = beta u(g) + [g >= rel] and D_i = beta cg*(i) + i (constants),
 the term of rank i holding d is b_d (beta cg(i) + count(i)) / D_i, where
@@ -82,7 +82,7 @@ no assignment of the box beats lam, and in general every difference in the box i
 lam + max(F_ub, 0) / R_lo for any proven bound F_ub >= F(lam) (the LP relaxation's optimum,
 or a MILP bound).  Dividing by R_lo in X and R_hi in Y instead also bounds the difference, but
 that bound stayed far above 1 on wide boxes and pruned nothing
-(docs/speed.md#q-measure-boxes-against-profile-enumeration).
+(docs/explanation/q-measure.md#q-measure-boxes-against-profile-enumeration).
 Shared ranks.  Rank i's term b_i (beta cg(i) + count(i)) depends only on the document at rank i
 and the set of documents above it, so where A and B hold the same document at i under the same set
 above (`shared_ranks`: a common prefix, or the ranks below a swap once the sets agree again) the
@@ -100,7 +100,7 @@ profile's case: box_case turns it into the QProfile of cases() (same label, same
 case model with D_i(lo) = D_i(hi), R_lo = R_hi = R, the objective divided by R and no lam, solved
 with the cutoff; and splitting partitions the reachable profiles, so every profile is closed either
 inside a box with F(lam) <= 0 or as its own case.  Testing the one-profile box first trades a few
-more box LPs for far fewer case MILPs (measured: docs/speed.md#q-measure-one-profile-boxes).
+more box LPs for far fewer case MILPs (measured: docs/explanation/q-measure.md#q-measure-one-profile-boxes).
 
 Size per case: n G binaries x; at most G P binaries y, P <= 2 * C(min(n, L), 2) the
 ordered pairs (d, e) with e above d in A or B; 3 P G linking rows, P one-hot pair rows
@@ -192,7 +192,7 @@ class QMeasure(Formulation, CaseModels, ProfileBoxes):
         trivial bound 1 whenever X's top unjudged document is absent from Y's list and ranked first
         (R = 1, Q(X) = 1, Q(Y) = 0), which leaves nothing to solve.  With a judged relevant document
         R = 1 is out of reach and the seeds saved no solve while costing time: none then (measured:
-        docs/speed.md#q-measure-prefix-seeds)."""
+        docs/explanation/q-measure.md#q-measure-prefix-seeds)."""
         if judged_count(instance, instance.metric.p("rel")) > 0:
             return
         better, other = (instance.a, instance.rank_b) if direction == "a" else (instance.b, instance.rank_a)

@@ -24,7 +24,7 @@ times z[d,rel]).  They hold at every integral point of the box, so any multiplie
 the Lagrangian an upper bound; at the duals of the LP with these rows (the roof dual being the LP of
 the products' standard linearisation) the roof dual gives that LP's optimum, so a profile its LP
 settles can be settled by maximum flows (measured:
-docs/speed.md#q-measure-the-box-lps-rows-in-the-roof-dual).
+docs/explanation/q-measure.md#q-measure-the-box-lps-rows-in-the-roof-dual).
 
 Built for every box (over R alone, or over several grades) while their products stay at most
 ROW_PRODUCTS.  A box over R alone is tested with the rows alone; a graded box by the interval descent
@@ -60,7 +60,7 @@ class Rows:
 
 # rows only while their products z[d,rel] z[e,g] (every pair of unjudged documents, every profile grade
 # g; the one of g = rel counted once) are at most this many: every roof dual with the rows carries them
-# (180,000: 600 unjudged documents over R alone; not tuned: docs/speed.md#tuned-constants)
+# (180,000: 600 unjudged documents over R alone; not tuned: docs/explanation/constants.md)
 ROW_PRODUCTS = 600 * 599 // 2
 
 

@@ -5,7 +5,7 @@ The box objective (q_roof.py) divides the favoured list X's numerators N_i by D_
 smallest counts, D_lo,i, and the other list Y's by D_i at its largest, D_hi,i: every profile of the
 box has D_lo,i <= D_i <= D_hi,i, and N_i >= 0.  That loses N_i (1/D_lo,i - 1/D_i) on X's ranks and
 N_i (1/D_i - 1/D_hi,i) on Y's, which keeps boxes open that their profiles, each on its own, would
-close (docs/speed.md#q-measure-what-holds-topic-86606-and-the-median-back-2026-11-28).
+close (docs/explanation/q-measure.md).
 
 Notation.  D_i = beta cg*(i) + i with cg*(i) = sum_g s_g min(i, C_g) (q_measure.py; s_g >= 0 the gain
 steps), the box lo_g <= C_g <= hi_g per profile grade g ("true" when hi_g bounds C_g: rel, or
@@ -38,7 +38,7 @@ exact/lagrangian.py) bounds the box, and the box tests use the corrected objecti
 graded box's rows test: exact/boxes.py).  Rows valid only on the box (the lower and upper rows,
 whatever their use in the Lagrangian) are subtracted with their whole constants and coefficients
 (q_rows.BoxRows.parts), not the Lagrangian's active ones.
-Measured: docs/speed.md#q-measure-the-spread-of-the-ideal-gains-corrected-2026-11-28."""
+Measured: docs/explanation/q-measure.md#q-measure-the-spread-of-the-ideal-gains-corrected."""
 
 from __future__ import annotations
 

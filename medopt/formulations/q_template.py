@@ -10,7 +10,7 @@ template is written with modeling.LinearModel, not Pyomo (the same CaseTerms cod
 its rows), since a Pyomo build cost more than the box LPs it serves; a direction's box LPs run in
 one HiGHS instance (backends.HighsSession).  Each direction drops the product rows that cannot bind
 in its objectives (BoxModels.one_sided: the same optima, faster LPs).  Measured:
-docs/speed.md#q-measure-the-box-template.
+docs/explanation/q-measure.md#q-measure-the-box-template.
 Collection cuts for one-profile cases.  A second template (``box_models(cases=True)``) adds the
 products y[d,e,g] = rel(d) x[e,g] for every ordered pair of unjudged documents (not only e above d
 in a list; one per unordered pair when G = 1) and, per document d and profile grade g, the prefix
@@ -23,7 +23,7 @@ tried (tests/test_exact_q.py checks it on test profiles with G = 1..3), so solve
 (``exact_lp``) and settles the profile when the LP optimum does not beat the cutoff or its
 rounded point, re-scored, reaches it; otherwise its MILP.  Only for profiles: in every box LP
 the extra rows cost more than the tighter bounds save.  (Measured:
-docs/speed.md#q-measure-collection-cuts-for-profiles.)
+docs/explanation/q-measure.md#q-measure-collection-cuts-for-profiles.)
 """
 
 from __future__ import annotations
@@ -154,7 +154,7 @@ class BoxModels:
         (y <= min(u, v) = u v, resp. y >= u + v - 1 = u v, at binaries), so a profile's maximum over
         the smaller model is still its true maximum; its solutions are re-scored by the evaluator
         anyway.  A product in both lists' terms (a pair ordered the same way in both, one variable)
-        keeps all three rows.  Rows dropped and time saved: docs/speed.md#q-measure-the-box-template."""
+        keeps all three rows.  Rows dropped and time saved: docs/explanation/q-measure.md#q-measure-the-box-template."""
         better, other = ("a", "b") if direction == "a" else ("b", "a")
         used = {side: np.abs(self.vectors[side][1]).sum(axis=0) > 0 for side in ("a", "b")}
         drop = []
@@ -222,7 +222,7 @@ class BoxModels:
         row_lower[self.cut_row[~self.cut_upper & (least <= 0)]] = -np.inf
         A = copy.copy(base.A)  # shares the template's index arrays (never written), without scipy's
         A.data = data          # constructor checks (they cost more than a small box LP's solve:
-                               # docs/speed.md#q-measure-the-box-template)
+                               # docs/explanation/q-measure.md#q-measure-the-box-template)
         better, other = ("a", "b") if self.direction == "a" else ("b", "a")
         skip = self.shared if is_box else frozenset()  # a profile's objective stays the case's
         x_vector, x_constant = self.score_vector(better, low, skip)

@@ -70,7 +70,7 @@ from .precision_sums import PrecisionSums, numerator_expression, relevance_produ
 
 # grade multisets of one group of documents (shared, or one list's own) enumerated at most, and the
 # (own X) x (own Y) grid of one shared multiset; beyond either the instance is refused (value:
-# docs/speed.md#tuned-constants)
+# docs/explanation/constants.md)
 MAX_GRID = 4_000_000
 GROUP_SLACK = 1e-12  # added to a shared multiset's bound, for the rounding in computing it
 

@@ -13,7 +13,7 @@ of the difference range (SPEC 7) and the larger is MED-U; the score range of one
 difference range against an empty one.
 
 The whole computation is a few NumPy passes over the characters (one ``np.unique`` joins the
-occurrences of a character): a topic pair at L = 12,000 in milliseconds (docs/speed.md).  The
+occurrences of a character): a topic pair at L = 12,000 in milliseconds (docs/explanation/index.md).  The
 weights are integers and the value is c * (an integer) / L, so both ends are exact to rounding.
 Every answer is re-scored by the U evaluator of ``metrics/u.py`` (interval arithmetic, no code
 shared with this module) before it may be called certified (``result.certify``).

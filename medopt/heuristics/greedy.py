@@ -35,7 +35,7 @@ from ..core.result import MedResult, certify
 
 IMPROVEMENT = 1e-12  # a weight difference below this is numerical noise, not an increase
 # a greedy path over two lists of at least this many ranks in all runs on NumPy arrays (weight_arrays);
-# below, Python's lists are faster (measured: docs/speed.md#the-greedys-path-on-arrays-2026-11-27)
+# below, Python's lists are faster (measured: docs/explanation/fast-paths.md#the-greedys-path-on-arrays)
 ARRAY_RANKS = 550
 
 

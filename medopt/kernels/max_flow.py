@@ -121,7 +121,7 @@ def short_paths(start, head, rev, res, from_source, to_sink):  # pragma: no cove
     nodes v other than the terminals and their arcs (each push as much as the path's residual capacities
     allow): a feasible flow stays feasible and each push adds its amount to the value (``augment``'s
     claim), so ``augment`` goes on from it.  It finds at once most of the short paths Dinic's first
-    phases would, without their breadth-first searches (measured: docs/speed.md#q-measure-short-paths-first-a-boxs-flow-carried-and-a-dominance-between-the-lists-tried-2026-11-29-later)."""
+    phases would, without their breadth-first searches (measured: docs/explanation/q-measure.md)."""
     total = 0
     nodes = from_source.shape[0]
     for v in range(nodes):

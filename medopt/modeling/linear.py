@@ -3,7 +3,7 @@ Pyomo's cost per expression.
 
 A Q-measure box template (formulations/q_template) is built once per direction and then
 patched per box; through Pyomo (expressions, then LinearStandardFormCompiler) building it took
-longer than all the box LPs of a typical instance together (docs/speed.md#q-measure-the-box-template).
+longer than all the box LPs of a typical instance together (docs/explanation/q-measure.md#q-measure-the-box-template).
 Here the same rows are written with :class:`Linear` expressions (a tree of weighted sums, O(1) per ``+``,
 flattened once per row) into a :class:`LinearModel` whose ``matrix`` is the MatrixModel the
 backends solve.  The expression code of the formulation is shared: CaseTerms builds its rows

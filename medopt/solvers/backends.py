@@ -209,7 +209,7 @@ class HighsSession:
     HiGHS's clock runs across run() calls of one instance (HiGHS issue #1477), so each time limit is
     set from its current run time.  A model without a start basis runs cold (clearSolver):
     continuing from the last LP's final basis, a different box's, took more iterations than a cold
-    start.  Measured: docs/solvers.md#highs-one-instance-for-a-directions-box-lps."""
+    start.  Measured: docs/explanation/solvers.md#highs-one-instance-for-a-directions-box-lps."""
 
     def __init__(self):
         self.h, self.model = None, None
@@ -267,7 +267,7 @@ def solve_cpsat(matrix: MatrixModel, time_limit: float | None, cutoff: float | N
     (a best-bound callback, no extra row: see below); the outcome is then ``optimal`` with that
     bound, which solve() raises to the cutoff.  Without the stop, a Dinkelbach step whose maximum
     is far below 0 went on closing its own gap long after its bound had fallen below 0
-    (docs/solvers.md#cp-sat-stops-from-its-best-bound-callback)."""
+    (docs/explanation/solvers.md#cp-sat-stops-from-its-best-bound-callback)."""
     with interruptible_import():
         from ortools.sat.python import cp_model
 
@@ -289,7 +289,7 @@ def solve_cpsat(matrix: MatrixModel, time_limit: float | None, cutoff: float | N
                  enumerate(zip(matrix.lower, matrix.upper))]
     # the rows go into the model's proto directly, a linear constraint each (vars, integer coeffs,
     # domain [lo, hi]): through CpModel's expressions they were slow
-    # (docs/solvers.md#cp-sat-rows-go-into-the-proto)
+    # (docs/explanation/solvers.md#cp-sat-rows-go-into-the-proto)
     A = matrix.A.copy()
     A.sum_duplicates()  # one term per variable and row, as the proto requires
     indptr, indices, data = A.indptr, A.indices.tolist(), np.round(A.data).astype(np.int64).tolist()

@@ -26,7 +26,7 @@ solver on int64): a flow of the rounded network is a flow of the true one (each 
 shrank), so F / S <= F_true and the claim holds with the rounded F.  An implication's arcs get more
 capacity than all the finite arcs together, so no minimum cut uses them, and S keeps the total below
 2^61 (no overflow).  The bound equals the optimum of the standard linearisation's LP relaxation
-(the roof dual; docs/speed.md measures it against HiGHS), up to the rounding: at most one unit of
+(the roof dual; docs/explanation/index.md measures it against HiGHS), up to the rounding: at most one unit of
 1/S per arc of the cut.
 
 Labels.  The minimum cut found (its source side) reads as a labelling where it is consistent: b_i = 0

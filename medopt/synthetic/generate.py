@@ -5,7 +5,7 @@ Model: each topic has a pool of candidate documents with a latent base score
 Every run adds Gaussian noise of spread ``(1 - similarity) / 2 * (1 + 2 j / depth)``
 to the base scores and keeps its ``depth`` best documents.  So runs agree at the
 top and differ more and more below (the overlap measured at similarity 0.6:
-docs/benchmarks.md#generated-runs), and the documents near the cut-off differ from
+docs/explanation/benchmarks.md#generated-runs), and the documents near the cut-off differ from
 run to run.  ``similarity=1`` gives identical runs.
 """
 
