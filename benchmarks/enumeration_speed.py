@@ -1,4 +1,4 @@
-"""The enumeration oracle's cost per assignment (docs/benchmarks.md, the test suite's time).
+"""The enumeration oracle's cost per assignment (docs/explanation/benchmarks.md, the test suite's time).
 
 Two fixed pairs of rankings of depth 10, three documents judged: with G = 1 (12 unjudged documents,
 4,096 assignments) for the binary metrics and G = 2 (11 unjudged documents, 177,147 assignments) for

@@ -1,4 +1,4 @@
-"""Seconds of the AP heuristics (greedy, tabu) on notebook 05's workloads and at depth 1000 (docs/speed.md).
+"""Seconds of the AP heuristics (greedy, tabu) on notebook 05's workloads and at depth 1000 (docs/explanation/benchmarks.md).
 
 Three workloads: 300 random instances of depth 3-8 (``random_instances(77, 300, max_grade=1)``) and,
 when DL-HARD is there (``--data``), AP@50 and AP@100 of two run pairs on its first six judged topics

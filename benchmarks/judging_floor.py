@@ -1,6 +1,6 @@
 """The floor under benchmarks/judging.py: the fewest judgments with which ANY policy, even one that
 knows every grade, can have 50% and 90% of the DL-HARD pairs decided (medopt.judging.floor, a
-proven lower bound), next to the pool and depth pooling's measured judgments (docs/judging.md).
+proven lower bound), next to the pool and depth pooling's measured judgments (docs/guide/judging.md).
 
 Same data as benchmarks/judging.py: the 10 seeded pairs, the first --topics topics, the qrels as the
 assessor (the rest grade 0), a seeded start share of the qrels (seed 0, as the campaigns), G = 3.
@@ -25,7 +25,7 @@ import harness
 from harness import DL_HARD, dl_hard_runs, select_pairs  # the seeded pairs of benchmarks/exact_depth.py
 from judging import GRADE_SCALE, decided_by_all
 
-# docs/judging.md, Measured (2026-11-24): pool, depth pooling's judgments for 50% / 90%
+# docs/guide/judging.md, Measured (2026-11-24): pool, depth pooling's judgments for 50% / 90%
 MEASURED = {("nDCG@10", 0.0): (2064, 1879, 1970), ("nDCG@10", 0.25): (1870, 1688, 1779),
             ("AP@20", 0.0): (3975, 3343, 3553), ("AP@20", 0.25): (3663, 3295, 3411)}
 

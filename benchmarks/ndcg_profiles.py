@@ -1,4 +1,4 @@
-"""Per-instance time of nDCG methods on DL-HARD topic pairs (docs/speed.md, the nDCG profile search).
+"""Per-instance time of nDCG methods on DL-HARD topic pairs (docs/explanation/benchmarks.md, the nDCG profile search).
 
 Draws ``--pairs`` (run pair, topic) picks of the 14 DL-HARD document runs with
 ``numpy.random.default_rng(--seed)`` and times one ``medopt.med`` call per pick and method (the
