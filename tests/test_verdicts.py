@@ -274,3 +274,15 @@ def test_plots_from_runs_take_the_topics(tmp_path):
     result = CliRunner().invoke(main, ["plot", "--kind", "heatmap", "--store", str(tmp_path / "x.sqlite"), "-c",
                                        "-o", str(tmp_path / "h.png")])
     assert result.exit_code == 2 and "store's topics" in result.output
+
+
+def test_plots_from_runs_take_run_names(tmp_path):
+    """NAME=PATH names the runs of the plots computed from runs, as in compare and matrix."""
+    from medopt.plots.rbo import depth_points
+
+    run_a, run_b, qrels = _graded_files(tmp_path)
+    named = depth_points({"first": str(run_a), "second": str(run_b)}, qrels, "P", (1, 2))
+    assert list(named[2]) == [("first", "second")]
+    result = CliRunner().invoke(main, ["plot", "--kind", "depths", f"first={run_a}", str(run_b), "--qrels",
+                                       str(qrels), "--depths", "1,2,20", "-o", str(tmp_path / "d.png")])
+    assert result.exit_code == 0, result.output

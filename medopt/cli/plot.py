@@ -12,7 +12,8 @@ from ..plots import verdicts as verdict_plots
 from ..plots import rbo as rbo_plots
 from ..errors import MedoptError
 from ..io.output import store_files
-from .common import DEFAULT_TIME_LIMIT, main, topic_options, warn
+from ..io.trec import read_run
+from .common import DEFAULT_TIME_LIMIT, main, named_runs, topic_options, warn
 
 FROM_RUNS = ("judged-fraction", "bounds", "rbo", "depths")
 
@@ -57,6 +58,7 @@ def plot_command(runs, kind, store, metrics, pair, method, qrels, fractions, dep
     and qrels."""
 
     # before any work: the suffix, a place the file can be written, and none of the inputs
+    runs, names = named_runs(runs)  # NAME=PATH names a run (the plots computed from runs)
     check_image_outputs(outputs, inputs=[list(runs), qrels] if kind in FROM_RUNS else store_files(store))
     if pair and kind != "ranges":
         raise MedoptError("--pair chooses the pair of runs for --kind ranges")
@@ -66,6 +68,7 @@ def plot_command(runs, kind, store, metrics, pair, method, qrels, fractions, dep
         raise MedoptError("-c and --topics choose the topics of the plots computed from RUNS; a store's topics "
                           "were chosen by its matrix job")
     selection = {"complete": complete, "topics": topics}
+    named = runs if not any(names) else {name or read_run(path).name: path for name, path in zip(names, runs)}
     if kind == "judged-fraction":
         if len(runs) < 2 or not qrels or len(metrics) != 1:
             raise MedoptError("--kind judged-fraction needs two or more RUNS, --qrels and one -m METRIC")
@@ -76,12 +79,12 @@ def plot_command(runs, kind, store, metrics, pair, method, qrels, fractions, dep
         if not percents or not all(0 <= p <= 100 for p in percents):  # (NaN is not between 0 and 100)
             raise MedoptError(f"--fractions {fractions!r}: expected percentages like 0,25,50,75,100")
         plots.plot_judged_fraction(list(runs), qrels, metrics[0], list(outputs), percents=percents, seed=seed,
-                                   jobs=jobs, **selection)
+                                   jobs=jobs, names=names, **selection)
     elif kind == "bounds":
         if not runs or not qrels or len(metrics) != 1:
             raise MedoptError("--kind bounds needs one or more RUNS, --qrels and one -m METRIC")
         range_plots.plot_bounds(list(runs), qrels, metrics[0], list(outputs), warn=warn,
-                                time_limit=DEFAULT_TIME_LIMIT, **selection)
+                                time_limit=DEFAULT_TIME_LIMIT, names=names, **selection)
     elif kind == "rbo":
         if len(runs) < 2:
             raise MedoptError("--kind rbo needs two or more RUNS (--qrels optional)")
@@ -89,7 +92,7 @@ def plot_command(runs, kind, store, metrics, pair, method, qrels, fractions, dep
         med = [m for m in metrics if not rbo_plots.parse_companion(m)]
         if len(rbo) > 1 or len(med) > 1:
             raise MedoptError("--kind rbo draws one MED metric against one RBO: e.g. -m 'RBP(p=0.9)' -m 'RBO(p=0.9)'")
-        rbo_plots.plot_rbo(list(runs), qrels, list(outputs), metric=(med or ["RBP(p=0.9)"])[0],
+        rbo_plots.plot_rbo(named, qrels, list(outputs), metric=(med or ["RBP(p=0.9)"])[0],
                            rbo=(rbo or ["RBO(p=0.9)"])[0], jobs=jobs or 1, **selection)
     elif kind == "depths":
         if len(runs) < 2 or len(metrics) > 1:
@@ -100,7 +103,7 @@ def plot_command(runs, kind, store, metrics, pair, method, qrels, fractions, dep
             cutoffs = []
         if not cutoffs or min(cutoffs) < 1:
             raise MedoptError(f"--depths {depths!r}: expected cutoffs like 5,20,100")
-        rbo_plots.plot_depths(list(runs), qrels, list(outputs), metric=(metrics or ("SDCG",))[0], depths=cutoffs,
+        rbo_plots.plot_depths(named, qrels, list(outputs), metric=(metrics or ("SDCG",))[0], depths=cutoffs,
                               jobs=jobs or 1, **selection)
     else:
         if runs and kind != "ranges":

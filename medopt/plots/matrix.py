@@ -235,7 +235,7 @@ def subsample_qrels(qrels: dict, fraction: float, seed: int) -> dict:
 
 
 def judged_fraction_points(runs, qrels_path, metric, *, percents=(0, 25, 50, 75, 100), seed: int = 0,
-                           jobs: int | None = None, complete: bool = False, topics=None) -> dict:
+                           jobs: int | None = None, complete: bool = False, topics=None, names=None) -> dict:
     """{percent: (actual, med)} arrays over the pairs of runs: actual |mean M(A) - mean M(B)| under the
     full qrels, and mean MED when only ``percent``% of the qrels is known (G from the full qrels, SPEC 1);
     the means are over SPEC 10's topics of the full qrels (judged, and shared by the pair; ``complete``,
@@ -245,6 +245,7 @@ def judged_fraction_points(runs, qrels_path, metric, *, percents=(0, 25, 50, 75,
     columns = read_runs(list(runs), jobs=jobs or 1)
     extra = [t for t, judged in full.items() if judged] if complete else ()
     runset = load_runset(None, full, columns=columns, extra_topics=extra)
+    runset.names = [given or own for given, own in zip(names or [None] * len(runset.names), runset.names)]
     in_two = np.add.reduce([length > 0 for length in runset.length]) >= 2
     chosen = chosen_topics(runset, in_two, full, qrels_path, complete=complete, topics=topics)
     scores = {}  # (run, topic code) -> M under the full qrels, unjudged documents at grade 0
@@ -267,6 +268,7 @@ def judged_fraction_points(runs, qrels_path, metric, *, percents=(0, 25, 50, 75,
             raise MedoptError(f"judged fraction {percent}% is not between 0 and 100")
         partial = subsample_qrels(full, percent / 100.0, seed) if percent < 100 else full
         subset = load_runset(None, partial, columns=columns, grade_scale=full, extra_topics=extra)
+        subset.names = runset.names
         rows = collect_rows(subset, [metric], Settings(), jobs=jobs, topics=chosen, complete=complete)
         totals: dict = {}
         for row in rows:
@@ -280,12 +282,12 @@ def judged_fraction_points(runs, qrels_path, metric, *, percents=(0, 25, 50, 75,
 
 
 def plot_judged_fraction(runs, qrels_path, metric, outputs, *, percents=(0, 25, 50, 75, 100), seed: int = 0,
-                         jobs: int | None = None, complete: bool = False, topics=None) -> dict:
+                         jobs: int | None = None, complete: bool = False, topics=None, names=None) -> dict:
     """Tan & Clarke Fig. 2: actual difference vs MED under part of the qrels, one panel per fraction."""
     plt = _pyplot()
     metric = parse_metric(metric)
     points = judged_fraction_points(runs, qrels_path, metric, percents=percents, seed=seed, jobs=jobs,
-                                    complete=complete, topics=topics)
+                                    complete=complete, topics=topics, names=names)
     figure, axes = plt.subplots(1, len(points), figsize=(3.4 * len(points), 3.8), squeeze=False, sharex=True,
                                 sharey=True)
     x_top = max(max(float(np.max(a, initial=0.0)) for a, _ in points.values()), 1e-6) * 1.08

@@ -59,7 +59,7 @@ def rbo_points(runs, qrels=None, metric: str = "RBP(p=0.9)", rbo: str = "RBO(p=0
 def plot_rbo(runs, qrels, outputs, *, metric: str = "RBP(p=0.9)", rbo: str = "RBO(p=0.9)",
              jobs: int | None = 1, complete: bool = False, topics=None) -> None:
     """Tan & Clarke's Fig. 3(a): mean MED-``metric`` (y) of each pair against 1 - its mean RBO_ext (x)."""
-    check_image_outputs(outputs, inputs=[runs, qrels])
+    check_image_outputs(outputs, inputs=[list(runs.values()) if isinstance(runs, dict) else runs, qrels])
     pairs, med, ext, residual = rbo_points(runs, qrels, metric, rbo, jobs=jobs, complete=complete, topics=topics)
     if not pairs:
         raise MedoptError("no pair of runs shares a topic: nothing to draw")
@@ -70,7 +70,7 @@ def plot_rbo(runs, qrels, outputs, *, metric: str = "RBP(p=0.9)", rbo: str = "RB
     axis.set_title(f"{len(pairs)} pairs of runs; Kendall's tau = {tau:.3f}; largest mean residual "
                    f"{float(residual.max()):.1e}", fontsize=9)
     label_panels([axis], key, [(1 - ext, med)], [pair_label(p) for p in pairs])
-    _save(figure, outputs, inputs=[runs, qrels])
+    _save(figure, outputs, inputs=[list(runs.values()) if isinstance(runs, dict) else runs, qrels])
 
 
 def med_label(metric: str, cutoff: int | None = None) -> str:
@@ -96,7 +96,7 @@ def plot_depths(runs, qrels, outputs, *, metric: str = "SDCG", depths=(5, 20, 10
                 jobs: int | None = 1, complete: bool = False, topics=None) -> None:
     """Tan & Clarke's Fig. 3(e, f): mean MED-``metric``@k of each pair (y) against MED-``metric``@``reference``
     (x), one panel per other depth k."""
-    check_image_outputs(outputs, inputs=[runs, qrels])
+    check_image_outputs(outputs, inputs=[list(runs.values()) if isinstance(runs, dict) else runs, qrels])
     depths = sorted(set(depths) | {reference})
     others = [k for k in depths if k != reference]
     if not others:
@@ -121,7 +121,7 @@ def plot_depths(runs, qrels, outputs, *, metric: str = "SDCG", depths=(5, 20, 10
         axis.set_ylabel(f"mean MED-{label}@{k}")
         axis.set_title(f"{len(pairs)} pairs; Kendall's tau = {tau:.3f}", fontsize=10)
     label_panels(axes, key, points, [pair_label(p) for p in pairs])
-    _save(figure, outputs, inputs=[runs, qrels])
+    _save(figure, outputs, inputs=[list(runs.values()) if isinstance(runs, dict) else runs, qrels])
 
 
 __all__ = ["depth_points", "plot_depths", "plot_rbo", "rbo_points"]
