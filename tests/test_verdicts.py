@@ -286,3 +286,19 @@ def test_plots_from_runs_take_run_names(tmp_path):
     result = CliRunner().invoke(main, ["plot", "--kind", "depths", f"first={run_a}", str(run_b), "--qrels",
                                        str(qrels), "--depths", "1,2,20", "-o", str(tmp_path / "d.png")])
     assert result.exit_code == 0, result.output
+
+
+def test_the_flip_plot_draws_each_pairs_distance(tmp_path):
+    """plot --kind flip: one point per pair at (observed mean difference, F / N), from medopt.matrix's
+    summary with the flip columns; "never" pairs at the top."""
+    from medopt.plots.flips import plot_flips
+
+    run_a, run_b, qrels = _tie_files(tmp_path)
+    drawn = plot_flips([str(run_a), str(run_b)], str(qrels), "P@10", [tmp_path / "f.png"])
+    (row,) = drawn
+    direct = medopt.flip_distance("P@10", str(run_a), str(run_b), str(qrels))
+    assert (row["flip_distance"], row["flip_documents"]) == (direct.distance, direct.documents)
+    assert (tmp_path / "f.png").read_bytes().startswith(b"\x89PNG")
+    result = CliRunner().invoke(main, ["plot", "--kind", "flip", str(run_a), "--qrels", str(qrels), "-m", "P@10",
+                                       "-o", str(tmp_path / "g.png")])
+    assert result.exit_code == 2 and "two or more RUNS" in result.output

@@ -7,6 +7,7 @@ import click
 
 from ..plots import matrix as plots
 from ..plots.figures import check_image_outputs
+from ..plots import flips as flip_plots
 from ..plots import ranges as range_plots
 from ..plots import verdicts as verdict_plots
 from ..plots import rbo as rbo_plots
@@ -15,13 +16,13 @@ from ..io.output import store_files
 from ..io.trec import read_run
 from .common import DEFAULT_TIME_LIMIT, main, named_runs, topic_options, warn
 
-FROM_RUNS = ("judged-fraction", "bounds", "rbo", "depths")
+FROM_RUNS = ("judged-fraction", "bounds", "rbo", "depths", "flip")
 
 
 @main.command("plot")
 @click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))
 @click.option("--kind", type=click.Choice(["heatmap", "scatter", "distribution", "ranges", "verdicts",
-                                           "judged-fraction", "bounds", "rbo", "depths"]),
+                                           "judged-fraction", "bounds", "rbo", "depths", "flip"]),
               default="heatmap", show_default=True,
               help="heatmap: clustered mean MED between runs; scatter: mean MED of two metrics per pair; "
                    "distribution: per-topic MED per pair; ranges: per-topic difference ranges of one pair (--pair) "
@@ -33,7 +34,9 @@ FROM_RUNS = ("judged-fraction", "bounds", "rbo", "depths")
                    "score, with the range of their mean score; rbo: Tan & Clarke's Fig. 3(a), mean MED (-m, default "
                    "RBP(p=0.9)) of each pair against 1 - its mean RBO (-m RBO(p=...), default RBO(p=0.9)); depths: "
                    "their Fig. 3(e, f), mean MED-M@k against MED-M@20 for each k of --depths (-m M without @k, default SDCG: the paper's nDCG) "
-                   "(these four computed from RUNS, --qrels, -m).")
+                   "(these four computed from RUNS, --qrels, -m); flip: each pair's observed mean difference against "
+                   "its flip distance F / N (SPEC 11), the pairs that never flip at the top (from RUNS, --qrels and "
+                   "one -m).")
 @click.option("--store", type=click.Path(dir_okay=False), default="medopt-matrix.sqlite", show_default=True)
 @click.option("-m", "--metric", "metrics", multiple=True, help="Metric(s) to draw (default: those in the store).")
 @click.option("--pair", nargs=2, default=None, metavar="RUN_A RUN_B",
@@ -85,6 +88,11 @@ def plot_command(runs, kind, store, metrics, pair, method, qrels, fractions, dep
             raise MedoptError("--kind bounds needs one or more RUNS, --qrels and one -m METRIC")
         range_plots.plot_bounds(list(runs), qrels, metrics[0], list(outputs), warn=warn,
                                 time_limit=DEFAULT_TIME_LIMIT, names=names, **selection)
+    elif kind == "flip":
+        if len(runs) < 2 or not qrels or len(metrics) != 1:
+            raise MedoptError("--kind flip needs two or more RUNS, --qrels and one -m METRIC")
+        flip_plots.plot_flips(named, qrels, metrics[0], list(outputs), jobs=jobs or 1,
+                              time_limit=DEFAULT_TIME_LIMIT, **selection)
     elif kind == "rbo":
         if len(runs) < 2:
             raise MedoptError("--kind rbo needs two or more RUNS (--qrels optional)")
