@@ -31,7 +31,7 @@ import time
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from ..errors import MedoptError
+from ..errors import MedoptError, option
 
 # bytes one instance's exact model may be predicted to need (the machine measured: 24 GiB, two cores,
 # a process per core; docs/limits.md#memory)
@@ -134,8 +134,6 @@ class OutOfRoom(OutOfTime):
 def time_limit_seconds(value) -> float | None:
     """A time limit as every entry point takes it (the one check): None or infinity, no limit; a positive
     finite number of seconds; anything else refused in one line naming the option (errors.option)."""
-    from ..errors import option
-
     if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and value == math.inf):
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
