@@ -568,3 +568,24 @@ def _run_in_process(case: Case, directory: Path):
                     os.environ[key] = value
     escaped = result.exception is not None and not isinstance(result.exception, SystemExit)
     return result.exit_code, result.stderr, escaped
+
+
+def write_inputs(folder: Path) -> None:
+    """The good runs and qrels of the fault table, written into ``folder``."""
+    for name, text in GOOD_RUNS.items():
+        (folder / name).write_text(text)
+    (folder / "q.txt").write_text(QRELS)
+
+
+def cli_in(folder: Path, *args):
+    """``medopt ARGS`` through click's runner, run from ``folder``."""
+    from click.testing import CliRunner
+
+    from medopt.cli import main
+
+    previous = os.getcwd()
+    os.chdir(folder)
+    try:
+        return CliRunner().invoke(main, [str(a) for a in args])
+    finally:
+        os.chdir(previous)

@@ -16,29 +16,15 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).parent))
-from fault_cases import GOOD_RUNS, QRELS, _blank_bomb  # noqa: E402
+from fault_cases import cli_in, write_inputs, _blank_bomb  # noqa: E402
 
-from medopt.cli import main  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def write_inputs(folder: Path) -> None:
-    for name, text in GOOD_RUNS.items():
-        (folder / name).write_text(text)
-    (folder / "q.txt").write_text(QRELS)
-
-
-def cli(folder: Path, *args):
-    previous = os.getcwd()
-    os.chdir(folder)
-    try:
-        return CliRunner().invoke(main, [str(a) for a in args])
-    finally:
-        os.chdir(previous)
+cli = cli_in  # medopt ARGS run from a folder (fault_cases)
 
 
 def program(folder: Path, *args, **options):

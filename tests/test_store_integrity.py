@@ -13,30 +13,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fault_cases import GOOD_RUNS, QRELS
+from fault_cases import GOOD_RUNS, QRELS, cli_in, write_inputs
 
 from medopt.batch import run_matrix
-from medopt.cli import main
 from medopt.io.store import ResultStore
 
 
-def write_inputs(folder: Path) -> None:
-    for name, text in GOOD_RUNS.items():
-        (folder / name).write_text(text)
-    (folder / "q.txt").write_text(QRELS)
-
-
-def cli(folder: Path, *args):
-    previous = os.getcwd()
-    os.chdir(folder)
-    try:
-        return CliRunner().invoke(main, [str(a) for a in args])
-    finally:
-        os.chdir(previous)
+cli = cli_in  # medopt ARGS run from a folder (fault_cases)
 
 
 def rows_of(store: Path) -> dict:

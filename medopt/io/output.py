@@ -55,7 +55,8 @@ def _flat(inputs) -> list[str]:
     return found
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular one is, for a one-line refusal (outputs and inputs alike)."""
     for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
                        (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket")):
         if test(mode):
@@ -105,7 +106,7 @@ def check_output(path, what: str = "-o", *, inputs=(), binary: bool = False) -> 
     except OSError as error:
         raise MedoptError(f"{shown}: {error.strerror or error}") from None
     if info is not None and not stat.S_ISREG(info.st_mode):
-        kind = _kind(info.st_mode)
+        kind = file_kind(info.st_mode)
         if stat.S_ISDIR(info.st_mode):
             raise MedoptError(f"{shown}: is a directory")
         if binary or not (stat.S_ISCHR(info.st_mode) or stat.S_ISFIFO(info.st_mode)):

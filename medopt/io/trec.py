@@ -25,7 +25,7 @@ from pathlib import Path
 
 from medopt.errors import InputFormatError, MedoptError
 
-from .output import write_output
+from .output import file_kind, write_output
 
 _INT = re.compile(r"[+-]?[0-9]+")
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -72,14 +72,6 @@ LINE_LIMIT = 1 << 20          # bytes of one line; beyond: refused (no TREC line
 _CHUNK = 1 << 20
 
 
-def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket")):
-        if test(mode):
-            return name
-    return "not a regular file"
-
-
 def open_input(path: str | os.PathLike):
     """A binary file object of an input file; a missing, unopenable or non-regular path (a directory, a
     FIFO, a device: reading one could block for ever or never end) is an InputFormatError naming it."""
@@ -94,7 +86,7 @@ def open_input(path: str | os.PathLike):
     mode = os.fstat(descriptor).st_mode
     if not stat.S_ISREG(mode):
         os.close(descriptor)
-        what = "is a directory, not a file" if stat.S_ISDIR(mode) else f"is {_kind(mode)}, not a regular file"
+        what = "is a directory, not a file" if stat.S_ISDIR(mode) else f"is {file_kind(mode)}, not a regular file"
         raise InputFormatError(path, None, what)
     os.set_blocking(descriptor, True)
     return os.fdopen(descriptor, "rb")
