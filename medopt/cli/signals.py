@@ -13,8 +13,10 @@ Two regimes, each covering every moment of the process:
 A signal the main thread cannot act on (it waits inside C code: SQLite waiting on a locked store, a
 solver's set-up) is acted on anyway: a watcher thread learns of every signal at once (the C-level
 handler writes it to :func:`signal.set_wakeup_fd`), and when no Python handler of this module has run
-:data:`GRACE` seconds later, ends the process as above.  Stores stay consistent (rows are committed
-one transaction at a time; ``--resume`` completes the job).
+:data:`GRACE` seconds later, ends the process as above.  A handler that ran is not enough either: its
+KeyboardInterrupt can be lost (raised inside an object's ``__del__``, Python only prints it), so a
+process still running :data:`STOP_GRACE` seconds after the signal is ended the same way.  Stores stay
+consistent (rows are committed one transaction at a time; ``--resume`` completes the job).
 
 Only the standard library is imported here.  A signal ignored when the program starts (``nohup``,
 a background job's SIGINT) stays ignored.
@@ -31,6 +33,7 @@ import time
 STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 RECEIVED: list = []  # the signals received while a command runs: the first decides the exit status
 GRACE = 1.0  # seconds the main thread has to act on a signal before the watcher ends the process
+STOP_GRACE = 10.0  # seconds a command has to stop once its handler ran (workers stopped, rows committed)
 _HANDLED = [float("-inf")]  # when a Python-level handler of this module last ran (time.monotonic)
 
 
@@ -86,6 +89,13 @@ def _watch(reader: int) -> None:
             if time.monotonic() > woke + GRACE:
                 _exit_now(numbers[0], None)
             time.sleep(0.02)
+        # handled: the command stops on its own, unless its KeyboardInterrupt was lost (see the docstring)
+        threading.Thread(target=_stop_late, args=(numbers[0], woke), name="medopt-stop", daemon=True).start()
+
+
+def _stop_late(signum, since: float) -> None:
+    time.sleep(max(0.0, since + STOP_GRACE - time.monotonic()))
+    _exit_now(signum, None)
 
 
 def _interrupt(signum, frame):
