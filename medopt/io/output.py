@@ -125,10 +125,16 @@ def _check_directory(parent: Path, shown: str) -> None:
         raise MedoptError(f"{shown}: no such directory: {parent}")
     if not parent.is_dir():
         raise MedoptError(f"{shown}: {parent} is not a directory")
+    probe_directory(parent, shown)
+
+
+def probe_directory(directory, shown: str) -> None:
+    """Create and remove a file in ``directory``: the one test that holds for every file system
+    (permissions, read-only mounts, /proc, and root, whom permission bits do not stop)."""
     try:
-        handle, name = tempfile.mkstemp(dir=parent, prefix=".medopt-", suffix=".probe")
+        handle, name = tempfile.mkstemp(dir=directory, prefix=".medopt-", suffix=".probe")
     except OSError as error:
-        raise MedoptError(f"{shown}: cannot write in {parent}: {error.strerror or error}") from None
+        raise MedoptError(f"{shown}: cannot write in {directory}: {error.strerror or error}") from None
     os.close(handle)
     os.unlink(name)
 
@@ -170,19 +176,28 @@ def output_file(path, what: str = "-o", *, inputs=(), binary: bool = False, comp
             else:
                 yield raw
         return
-    target = os.path.realpath(text)
-    directory, name = os.path.split(target)
-    try:
-        descriptor, temporary = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
-    except OSError as error:
-        raise MedoptError(f"{shown}: cannot write in {directory}: {error.strerror or error}") from None
-    try:
+    with _replacing(text, shown) as (descriptor, _):
         with os.fdopen(descriptor, "wb") as raw:
             if gz:
                 with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as packed:
                     yield packed
             else:
                 yield raw
+
+
+@contextmanager
+def _replacing(text: str, shown: str, suffix: str = ".tmp"):
+    """(descriptor, name) of a fresh temporary (``mkstemp``: O_EXCL, no predictable name, never a link)
+    beside the file ``text`` names, renamed over it with an ordinary file's permissions when the block
+    ends without an exception, removed when it does not."""
+    target = os.path.realpath(text)
+    directory, name = os.path.split(target)
+    try:
+        descriptor, temporary = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=suffix)
+    except OSError as error:
+        raise MedoptError(f"{shown}: cannot write in {directory}: {error.strerror or error}") from None
+    try:
+        yield descriptor, temporary
         os.chmod(temporary, 0o666 & ~_umask())  # mkstemp makes 0600: an ordinary file's permissions
         os.replace(temporary, target)
     except BaseException:
@@ -201,24 +216,10 @@ def output_name(path, what: str = "-o", *, inputs=(), binary: bool = True):
     shown = _shown(text, what)
     if check_output(text, what, inputs=inputs, binary=True) == "stream":  # (binary: never reached)
         raise MedoptError(f"{shown}: not a regular file")
-    target = os.path.realpath(text)
-    directory, name = os.path.split(target)
-    suffix = os.path.splitext(name)[1]
-    try:
-        descriptor, temporary = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=f".tmp{suffix}")
-    except OSError as error:
-        raise MedoptError(f"{shown}: cannot write in {directory}: {error.strerror or error}") from None
-    os.close(descriptor)
-    try:
+    suffix = os.path.splitext(os.path.realpath(text))[1]  # the libraries tell the format by it
+    with _replacing(text, shown, f".tmp{suffix}") as (descriptor, temporary):
+        os.close(descriptor)
         yield temporary
-        os.chmod(temporary, 0o666 & ~_umask())
-        os.replace(temporary, target)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except FileNotFoundError:
-            pass
-        raise
 
 
 def write_output(path, data, what: str = "-o", *, inputs=(), binary: bool | None = None) -> None:

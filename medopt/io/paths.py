@@ -3,23 +3,10 @@ cannot write its result, nor leave a store or a directory behind when its output
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 from ..errors import MedoptError
-from .output import check_output
-
-
-def _probe(directory: Path, shown: str) -> None:
-    """Create and remove a file in ``directory``: the one test that holds for every file system
-    (permissions, read-only mounts, /proc, and root, whom permission bits do not stop)."""
-    try:
-        handle, name = tempfile.mkstemp(dir=directory, prefix=".medopt-", suffix=".probe")
-    except OSError as error:
-        raise MedoptError(f"{shown}: cannot write in {directory}: {error.strerror or error}") from None
-    os.close(handle)
-    os.unlink(name)
+from .output import check_output, probe_directory
 
 
 def check_output_file(path, what: str = "", *, inputs=(), binary: bool = False) -> None:
@@ -37,7 +24,7 @@ def check_output_directory(path, what: str = "") -> None:
     if path.exists():
         if not path.is_dir():
             raise MedoptError(f"{shown}: exists and is not a directory")
-        _probe(path, shown)
+        probe_directory(path, shown)
         return
     _check_parent(path.parent, shown)
 
@@ -48,4 +35,4 @@ def _check_parent(parent: Path, shown: str) -> None:
         raise MedoptError(f"{shown}: no such directory: {parent}")
     if not parent.is_dir():
         raise MedoptError(f"{shown}: {parent} is not a directory")
-    _probe(parent, shown)
+    probe_directory(parent, shown)
