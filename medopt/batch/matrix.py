@@ -33,6 +33,7 @@ from ..io.passages import read_passage_judgments
 from ..io.paths import check_output_file
 from .summary import pair_summary
 from ..io.trec import file_sha256, read_qrels, tie_note
+from ..io.topics import unretrieved_topics
 from ..metrics import parse_metric
 from ..io.store import ResultStore, check_store_file, identify, refuse_review, remove_if_unused
 from .engines import make_engine, read_runs
@@ -299,7 +300,7 @@ def run_matrix(runs, metrics, *, qrels=None, store="medopt-matrix.sqlite", setti
         columns = read_runs(list(runs), honour_rank=honour_rank, jobs=jobs)
         for note in filter(None, (tie_note(c.name, c.tied) for c in columns)):
             warn(note)
-        extra = [t for t, judged in judgments.items() if judged] if complete else ()
+        extra = unretrieved_topics(judgments, complete)
         runset = load_runset(None, judgments, max_grade=settings.max_grade, columns=columns, extra_topics=extra)
         runset.names = [given or own for given, own in zip(names or [None] * len(runset.names), runset.names)]
         if len(set(runset.names)) != len(runset.names):

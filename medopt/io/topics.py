@@ -75,3 +75,9 @@ def read_topic_choice(value) -> list[str] | None:
         raise MedoptError(f"{option('topics', None)} {value!r} names no topic: give a file of topic ids or a list "
                           "such as 1,2,3")
     return topics
+
+
+def unretrieved_topics(qrels: Mapping, complete: bool) -> list[str]:
+    """The topics a runset must code although no run may have retrieved them: with ``complete``
+    (trec_eval's -c) every topic the qrels judge, else none."""
+    return [t for t, judged in qrels.items() if judged] if complete else []

@@ -30,6 +30,7 @@ from ..batch.runset import load_runset
 from ..errors import MedoptError
 from ..io.output import store_files
 from ..io.trec import read_qrels, sort_topics
+from ..io.topics import unretrieved_topics
 from ..metrics import parse_metric
 from ..io.store import one_method, open_existing
 from .figures import _pyplot, _save
@@ -243,7 +244,7 @@ def judged_fraction_points(runs, qrels_path, metric, *, percents=(0, 25, 50, 75,
     metric = parse_metric(metric)
     full = read_qrels(qrels_path)
     columns = read_runs(list(runs), jobs=jobs or 1)
-    extra = [t for t, judged in full.items() if judged] if complete else ()
+    extra = unretrieved_topics(full, complete)
     runset = load_runset(None, full, columns=columns, extra_topics=extra)
     runset.names = [given or own for given, own in zip(names or [None] * len(runset.names), runset.names)]
     in_two = np.add.reduce([length > 0 for length in runset.length]) >= 2

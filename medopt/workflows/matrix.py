@@ -20,6 +20,7 @@ from ..io.frames import as_qrels, as_run, qrels_source
 from ..io.results import rows_frame
 from ..io.store import COLUMNS as MATRIX_COLUMNS, COMPANION_COLUMNS, PAIR_COLUMNS, RANGE_COLUMNS as MATRIX_RANGE_COLUMNS
 from ..io.trec import Run, sort_topics, tie_note
+from ..io.topics import unretrieved_topics
 from ..core.significance import SUMMARY_COLUMNS as SIGNIFICANCE_COLUMNS, wants_ranges
 from ..flip.columns import FLIP_COLUMNS, pair_flips
 from .compare import _metric_list, _passage_inputs, _passage_run, _warn
@@ -94,7 +95,7 @@ def matrix_rows(runs, qrels=None, metrics=None, *, ranges: bool = False, jobs: i
             raise MedoptError("matrix needs at least two runs")
         for note in filter(None, (tie_note(c.name, c.tied) for c in columns)):
             warn(note)
-        extra = [t for t, judged in judgments.items() if judged] if complete else ()
+        extra = unretrieved_topics(judgments, complete)
         runset = load_runset(None, judgments, max_grade=max_grade, columns=columns, extra_topics=extra)
         if len(set(runset.names)) != len(runset.names):
             raise MedoptError(f"two runs have the same name ({', '.join(runset.names)}): name them "
