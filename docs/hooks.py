@@ -17,8 +17,10 @@ repository; ``on_page_markdown`` turns each such link into the same file's path 
 A link to a repository file that is not on the site is left as it is, and ``mkdocs build
 --strict`` fails on it. A default the code sets is written in a page as
 ``<!--default:NAME-->VALUE<!--/default-->`` (the value as read in the repository) and the page on the
-site shows the code's value instead (``DEFAULTS``; an unknown name fails the build). The docstrings' Sphinx roles (``:func:`medopt.med` ``), which mkdocstrings
-leaves as text, become code spans linked to the object's entry on the page (``on_page_content``).
+site shows the code's value instead (``DEFAULTS``: the command line's time limit, the memory limit, the
+default solver and the depth from which AP solves on CP-SAT; an unknown name fails the build). The
+docstrings' Sphinx roles (``:func:`medopt.med` ``), which mkdocstrings leaves as text, become code spans
+linked to the object's entry on the page (``on_page_content``).
 """
 
 from __future__ import annotations
@@ -151,8 +153,22 @@ def _memory_limit() -> str:
     return f"{MEMORY_LIMIT / 1024 ** 3:g}"
 
 
+def _cpsat_depth() -> str:
+    from medopt.formulations.precision_sums import PrecisionSums
+    return str(PrecisionSums.cpsat_depth)
+
+
+SOLVER_NAMES = {"highs": "HiGHS", "cpsat": "CP-SAT"}  # a solver's name in the code -> in the docs
+
+
+def _default_solver() -> str:
+    from medopt.exact.driver import DEFAULT_SOLVER
+    return SOLVER_NAMES[DEFAULT_SOLVER]
+
+
 # the defaults a page may show, each read from the code that sets it
-DEFAULTS = {"time_limit": _time_limit, "memory_limit_gb": _memory_limit}
+DEFAULTS = {"time_limit": _time_limit, "memory_limit_gb": _memory_limit, "cpsat_depth": _cpsat_depth,
+            "default_solver": _default_solver}
 _DEFAULT = re.compile(r"<!--default:(\w+)-->(.*?)<!--/default-->")
 
 

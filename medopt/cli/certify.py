@@ -26,7 +26,7 @@ from ..metrics import PER_TOPIC, parse_metric, resolve_max_grade
 from .common import MaxGrade, MedoptCommand, main, time_limit_option, topic_options
 from .common import warn as _warn
 
-DEFAULT_SEARCH_BUDGET = 20_000  # points per heuristic and metric: about 10 s for greedy at k = 6
+DEFAULT_SEARCH_BUDGET = 20_000  # points per heuristic and metric
 
 
 @main.command("certify", cls=MedoptCommand, context_settings={"help_option_names": ["-h", "--help"]})

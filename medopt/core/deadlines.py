@@ -33,8 +33,8 @@ from contextvars import ContextVar
 
 from ..errors import MedoptError, option
 
-# bytes one instance's exact model may be predicted to need (the machine measured: 24 GiB, two cores,
-# a process per core; docs/limits.md#memory)
+# bytes one instance's exact model may be predicted to need (a process per core on the machine the
+# limit was chosen for: docs/limits.md#memory)
 MEMORY_LIMIT = 2 * 1024 ** 3
 MEMORY_LIMIT_VARIABLE = "MEDOPT_MEMORY_LIMIT_GB"
 
@@ -55,7 +55,7 @@ def memory_limit() -> int:
 _DEADLINE: ContextVar[float | None] = ContextVar("medopt_deadline", default=None)
 
 STOP_SHARE = 0.9                # a solve stops when the process's RSS passes this share of the limit ...
-FRESH_PROCESS = 300 * 2 ** 20   # ... beyond a fresh process's own (medopt and both solvers loaded: 210-300 MB)
+FRESH_PROCESS = 300 * 2 ** 20   # ... beyond a fresh process's own (medopt and both solvers loaded: docs/limits.md#memory)
 
 # the current computation's [ceiling in bytes, crossed]; shared by everything inside one memory_ceiling
 _CEILING: ContextVar[list | None] = ContextVar("medopt_memory_ceiling", default=None)

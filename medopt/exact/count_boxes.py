@@ -90,7 +90,7 @@ def count_boxes(formulation, instance: Instance, reduced: Instance, direction: s
     left = remaining()
     if deadline is not None:
         left = deadline - time.perf_counter() if left is None else min(left, deadline - time.perf_counter())
-    from ..kernels.precision_chains import ready  # here: Numba (0.2-0.4 s, 55 MB) only where boxes run
+    from ..kernels.precision_chains import ready  # here: Numba (docs/limits.md#memory) only where boxes run
     if not ready(left):  # a first call may compile the kernel
         return False
     kept = quick.get(("count boxes", direction))  # the search of an earlier call of this solve

@@ -198,7 +198,7 @@ def solve_directions(instance: Instance, *, solver: str | None, time_limit: floa
     with until(clock.deadline), memory_ceiling(memory_limit):
         directions, guesses = {}, {d: rank_rule_guess(instance, d) for d in ("a", "b")}
         # a search under a time limit may stop: its bound without a model is computed first, inside
-        # the limit (0.1-0.3 s a direction at depth 1000); without a limit only when a search stops
+        # the limit (a cheap bound, computed first); without a limit only when a search stops
         quick = {d: formulation.quick_bound(instance, d) for d in ("a", "b")} if clock.deadline is not None else {}
         try:
             seed_guesses(instance, formulation, warm_starts, guesses)

@@ -98,7 +98,7 @@ def _settled(formulation, relaxation, instance: Instance, reduced: Instance, dir
     halfway = deadline if deadline is None or parametric is None or roof is not roof_dual_bound \
         else now + SEARCH_SHARE * (deadline - now)
     for _ in range(MAX_RELAXATION_STEPS):
-        check_time()  # each step is a maximum flow (0.1-0.3 s at depth 1000) and a re-scoring
+        check_time()  # each step is a maximum flow and a re-scoring
         if halfway is not None and time.perf_counter() > halfway:
             break
         bound, labels = relaxation(reduced, direction, start, roof, memo)

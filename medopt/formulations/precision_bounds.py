@@ -65,7 +65,7 @@ def pair_arrays(instance, direction, scales=(1.0, 1.0)) -> tuple:
         a, b = place[doc[later]], place[doc[earlier]]
         keys.append(np.minimum(a, b) * len(unjudged) + np.maximum(a, b))
         parts.append(side / rank[later])
-    check_time()  # (at depth 1000 each step below takes tens of milliseconds: the deadline between them)
+    check_time()  # (at depth 1000 each step below is long: the deadline between them)
     in_a, in_b = keys
     sorter = np.argsort(in_a, kind="stable")
     ordered = in_a[sorter]

@@ -100,12 +100,13 @@ class PrecisionSums(PrecisionBounds, Formulation, DirectModel, CaseModels, Dinke
     families = ("SSP", "SP", "AP")
     examples = ("AP@10", "AP(norm=min)@10", "SSP@10", "SP@10")
     title = "sum of precisions (SSP, SP, AP, AP(norm=min))"
+    cpsat_depth = 50  # the depth from which AP and AP(norm=min) solve on CP-SAT by default (docs render it)
 
     def preferred_solver(self, instance):
-        """CP-SAT for AP and AP(norm=min) from depth 50 (the longer cut list), HiGHS otherwise
+        """CP-SAT for AP and AP(norm=min) from depth ``cpsat_depth`` (the longer cut list), HiGHS otherwise
         (measured: docs/explanation/solvers.md#which-solver-runs-which-family)."""
         depth = max(len(instance.a), len(instance.b))
-        return "cpsat" if instance.metric.family == "AP" and depth >= 50 else None
+        return "cpsat" if instance.metric.family == "AP" and depth >= self.cpsat_depth else None
 
     def model_size(self, instance, strategy):
         """The products y[d, e] dominate: one per pair of unjudged documents of a cut list (a pair in
@@ -149,7 +150,7 @@ class PrecisionSums(PrecisionBounds, Formulation, DirectModel, CaseModels, Dinke
         """build_direct's model from the same code, written with modeling.LinearModel instead of
         Pyomo: the same rows, row for row (tests/test_limits.py::test_ssp_direct_matrix_is_the_pyomo_model),
         built in a fraction of the time and with deadline checks all the way (Pyomo's build and
-        compile of an SSP@1000 model took ~12 s per direction: docs/limits.md#time-limits)."""
+        compile of an SSP@1000 model took seconds per direction: docs/limits.md#time-limits)."""
         m = LinearModel(instance)
         numerator, _ = self._base(m, instance, direction)
         matrix = m.matrix()

@@ -326,8 +326,8 @@ def solve_cpsat(matrix: MatrixModel, time_limit: float | None, cutoff: float | N
     solver.parameters.num_workers = 1
     solver.parameters.catch_sigint_signal = False  # Ctrl-C stops the program, never ends a solve as if timed out
     solver.parameters.linearization_level = 2
-    # the instance's memory limit holds for the search too: CP-SAT's clause and cut databases grew to
-    # 4.8 GB on an AP instance at depth 1000 within 60 s (docs/limits.md#memory); past it CP-SAT stops
+    # the instance's memory limit holds for the search too: CP-SAT's clause and cut databases grew past
+    # it on an AP instance at depth 1000 (docs/limits.md#memory); past it CP-SAT stops
     # with what it has, as at a time limit
     solver.parameters.max_memory_in_mb = max(256, memory_limit() // 2 ** 20)
     if deadline is not None:

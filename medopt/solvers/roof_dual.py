@@ -178,7 +178,7 @@ def compiled_flow():
     """kernels/max_flow, imported on the first call (the import is checked once, not per network)."""
     if not _COMPILED:
         with interruptible_import():
-            from ..kernels import max_flow  # here: Numba (about 0.5 s) only where a descent runs
+            from ..kernels import max_flow  # here: Numba (docs/limits.md#memory) only where a descent runs
         _COMPILED.append(max_flow)
     return _COMPILED[0]
 

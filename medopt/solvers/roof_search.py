@@ -43,8 +43,8 @@ import numpy as np
 
 from .roof_dual import integer_roof_dual
 
-# nodes (maximum flows) a search may take before it returns its bound as it stands: 400 nodes at
-# depth 1000 take 4-9 s (docs/explanation/precision-sums.md#ap-and-ssp-at-depth-the-exact-search-over-the-roof-dual)
+# nodes (maximum flows) a search may take before it returns its bound as it stands
+# (docs/explanation/precision-sums.md#ap-and-ssp-at-depth-the-exact-search-over-the-roof-dual)
 MAX_NODES = 400
 
 

@@ -2,9 +2,9 @@
 
 Python runs a signal handler only in the main thread, and only between bytecodes: while HiGHS or
 CP-SAT works inside one C++ call (minutes at depth 1000), a SIGINT waits until the call returns.
-And a solver's own time limit is not checked everywhere: HiGHS 1.14 spent 11 s with a limit of
-1.7 s in its MIP set-up (the clique partition of the objective, HighsObjectiveFunction::
-setupCliquePartition) on an SSP@300 model, where it calls no interrupt callback either.
+And a solver's own time limit is not checked everywhere: HiGHS 1.14 overran its limit in its MIP
+set-up (the clique partition of the objective, HighsObjectiveFunction::setupCliquePartition) on an
+SSP@300 model, where it calls no interrupt callback either (docs/explanation/solvers.md).
 
 So every solve runs in a worker thread (both solvers release the GIL while they work) and the
 calling thread waits for it in short steps, where KeyboardInterrupt (or SystemExit from a SIGTERM

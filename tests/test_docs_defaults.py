@@ -1,0 +1,74 @@
+"""The defaults the docs show are the code's: docs/hooks.py renders each
+``<!--default:NAME-->...<!--/default-->`` of a page from the constant that sets it, and no page
+writes one of those defaults by hand."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+from mkdocs.exceptions import PluginError
+
+from medopt.cli.common import DEFAULT_TIME_LIMIT
+from medopt.core.deadlines import MEMORY_LIMIT
+from medopt.exact.driver import DEFAULT_SOLVER
+from medopt.formulations.precision_sums import PrecisionSums
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = sorted((ROOT / "docs").rglob("*.md")) + [ROOT / "README.md"]
+
+
+def _hooks():
+    spec = importlib.util.spec_from_file_location("medopt_docs_hooks", ROOT / "docs" / "hooks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+hooks = _hooks()
+
+
+def test_each_rendered_default_is_the_codes_constant():
+    expected = {"time_limit": f"{DEFAULT_TIME_LIMIT:g}", "memory_limit_gb": f"{MEMORY_LIMIT / 2 ** 30:g}",
+                "cpsat_depth": str(PrecisionSums.cpsat_depth),
+                "default_solver": {"highs": "HiGHS", "cpsat": "CP-SAT"}[DEFAULT_SOLVER]}
+    assert set(hooks.DEFAULTS) == set(expected)
+    for name, value in expected.items():
+        assert hooks.render_defaults(f"x <!--default:{name}-->stale<!--/default--> y", "page.md") == f"x {value} y"
+
+
+def test_the_rendered_rule_is_the_one_the_code_applies():
+    # the depth shown is where preferred_solver switches, probed on the rule's own input (the longer list)
+    class Probe:
+        def __init__(self, depth, family="AP"):
+            self.a, self.b = tuple(range(depth)), ()
+            self.metric = type("M", (), {"family": family})()
+
+    depth = int(hooks.DEFAULTS["cpsat_depth"]())
+    rule = PrecisionSums.preferred_solver
+    assert rule(PrecisionSums, Probe(depth)) == "cpsat" and rule(PrecisionSums, Probe(depth - 1)) is None
+    assert rule(PrecisionSums, Probe(depth, "SSP")) is None
+
+
+def test_an_unknown_default_fails_the_build():
+    with pytest.raises(PluginError, match="no default named 'nope'"):
+        hooks.render_defaults("<!--default:nope-->1<!--/default-->", "page.md")
+
+
+def test_every_page_names_known_defaults_and_writes_none_by_hand():
+    used = set()
+    # hand-written copies of the rendered defaults (outside a placeholder): the AP solver rule's depth,
+    # the command line's time limit "by default", the memory limit per instance
+    by_hand = [re.compile(r"AP\(norm=min\)[^.|]{0,20}\b(?:depth (?:k [<>]=? )?\d+|\d+ deep)"), re.compile(r"\b\d+ s (?:per \w+ )?by default"),
+               re.compile(r"\b\d+ GB per instance")]
+    for page in PAGES:
+        text = page.read_text()
+        used |= set(re.findall(r"<!--default:(\w+)-->", text))
+        bare = hooks._DEFAULT.sub("<default>", text)
+        for pattern in by_hand:
+            found = pattern.search(bare)
+            assert not found, f"{page.relative_to(ROOT)}: {found.group(0)!r} is written by hand (docs/hooks.py DEFAULTS)"
+    assert used <= set(hooks.DEFAULTS)
+    assert used == set(hooks.DEFAULTS), f"defaults no page shows: {set(hooks.DEFAULTS) - used}"
