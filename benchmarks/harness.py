@@ -240,11 +240,14 @@ def parser(doc: str, *, data: Path | None = None, log: Path | str | None = None,
 
 
 def tests_module(name: str):
-    """The module ``tests/NAME.py`` (a helper the suite runs: the fault table, the interrupt children),
-    loaded from its file without putting ``tests/`` on ``sys.path``."""
+    """The module ``NAME.py`` of ``tests/`` or one of its layer folders (a helper the suite runs: the
+    fault table, the interrupt children), loaded from its file without putting ``tests/`` on ``sys.path``."""
     if name in sys.modules:
         return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, ROOT / "tests" / f"{name}.py")
+    found = sorted((ROOT / "tests").rglob(f"{name}.py"))
+    if len(found) != 1:
+        sys.exit(f"tests/**/{name}.py: {len(found)} files found, one expected")
+    spec = importlib.util.spec_from_file_location(name, found[0])
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)

@@ -1,14 +1,13 @@
 """Seconds of the AP heuristics (greedy, tabu) on notebook 05's workloads and at depth 1000 (docs/explanation/benchmarks.md).
 
 Three workloads: 300 random instances of depth 3-8 (``random_instances(77, 300, max_grade=1)``) and,
-when DL-HARD is there (``--data``), AP@50 and AP@100 of two run pairs on its first six judged topics
+when the DL-HARD folder (``--data``, harness.DL_HARD by default) is there, AP@50 and AP@100 of two run pairs on its first six judged topics
 with the qrels, and AP at trec_eval's depth (all 1000 ranks; greedy only, the exact solver's seed) of
 the same pairs and topics.  Prints each method's seconds per workload, the sum of its values and a
 digest of its answers (values and the documents made relevant), which must not change between two
 versions of the code.
 
-    .venv/bin/python benchmarks/heuristic_speed.py --data ../shared/data/dl-hard
-    .venv/bin/python benchmarks/heuristic_speed.py --dl-hard     # the DL-HARD folder of $MEDOPT_SHARED_DATA
+    .venv/bin/python benchmarks/heuristic_speed.py [--data DL-HARD folder] [--log FILE]
 """
 
 from __future__ import annotations
@@ -43,14 +42,11 @@ def dl_hard_workload(data: Path, metrics):
 
 
 def main(argv=None) -> None:
-    parser = harness.parser(__doc__, log="")
-    parser.add_argument("--data", type=Path, help="the DL-HARD folder (its workload is skipped without it)")
-    parser.add_argument("--dl-hard", action="store_const", const=harness.DL_HARD, dest="data",
-                        help=f"--data {harness.DL_HARD}")
+    parser = harness.parser(__doc__, data=harness.DL_HARD, log="")
     args = parser.parse_args(argv)
     log = harness.Log(args.log, key=lambda r: (r["workload"], r["method"]))
     workloads = {"random, depth 3-8": (list(random_workload()), METHODS)}
-    if args.data is not None:
+    if (args.data / "dl_hard-doc.qrels").is_file():
         workloads["DL-HARD AP@50, AP@100"] = (list(dl_hard_workload(args.data, ("AP@50", "AP@100"))), METHODS)
         workloads["DL-HARD AP, depth 1000"] = (list(dl_hard_workload(args.data, ("AP",))), ("greedy",))
     print(f"{'workload':24s} {'method':7s} {'instances':>9s} {'seconds':>8s}  sum of values, digest")
