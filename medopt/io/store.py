@@ -36,10 +36,9 @@ a second job started beside it sees them and is refused if its settings differ.
 
 from __future__ import annotations
 
-# size: one SQLite schema and every transaction on it (open, claim, insert, read, export) in one place, so
-# that the rules keeping a store from mixing or going stale are read together; the identity of inputs and
-# the one-line refusals are in medopt.io.provenance.
-import json
+# size: one SQLite schema and every transaction on it (open, claim, insert, read) in one place, so that
+# the rules keeping a store from mixing or going stale are read together; the identity of inputs and the
+# one-line refusals are in medopt.io.provenance, the exports' file formats in medopt.io.export.
 import math
 import os
 import sqlite3
@@ -47,9 +46,9 @@ import urllib.parse
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from ..errors import MedoptError, option
-from .output import check_output, csv_lines, output_file, store_files
-from .trec import write_atomic
+from ..errors import MedoptError
+from .export import EXPORT_FORMATS, export_format, write_rows  # noqa: F401 (EXPORT_FORMATS, export_format: the API)
+from .output import store_files
 from .provenance import Input, Review, identify, match_inputs, one_method, refuse_review  # noqa: F401 (the API)
 
 COLUMNS = ("run_a", "run_b", "topic", "metric", "method", "solver", "value", "direction", "certified",
@@ -62,7 +61,11 @@ KEY = ("run_a", "run_b", "topic", "metric", "method")
 # the per-pair summary (batch/summary.py) in the ``pairs`` table
 PAIR_COLUMNS = ("run_a", "run_b", "metric", "method", "topics", "score_a", "score_b", "diff", "judged_a",
                 "judged_b", "med", "certified", "low", "high", "low_bound", "high_bound", "verdict")
-EXPORT_FORMATS = ("csv", "tsv", "jsonl", "parquet")
+# the parquet type of each column that is not text (io.export.write_rows), the store's and the summaries'
+PARQUET_TYPES = {**{c: "float64" for c in ("value", "upper_bound", "seconds", "time_limit", "low", "high", "low_bound",
+                                          "high_bound", *COMPANION_COLUMNS, "score_a", "score_b", "diff", "judged_a",
+                                          "judged_b", "med")},
+                 **{c: "bool_" for c in ("certified", "low_certified", "high_certified")}, "topics": "int64"}
 APPLICATION_ID = 0x4D65644F  # "MedO": PRAGMA application_id of a medopt results store
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _FIRST_COLUMNS = COLUMNS[:13]  # the columns of the first stores (time_limit and the ranges came later: added on open)
@@ -523,91 +526,22 @@ def open_existing(path) -> ResultStore:
     return ResultStore(path, write=False)
 
 
-def _text(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return "nan" if math.isnan(value) else repr(value)  # repr: the shortest text that reads back exactly
-    return "" if value is None else str(value)
-
-
-def export_format(output, fmt: str | None = None) -> str:
-    """The export format: ``fmt``, else told by the file name (.csv, .tsv, .jsonl, .parquet, optionally .gz)."""
-    output = Path(output)
-    suffix = output.name[:-3] if output.name.endswith(".gz") else output.name
-    fmt = fmt or {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".parquet": "parquet"}.get(
-        Path(suffix).suffix, "")
-    if fmt not in EXPORT_FORMATS:
-        raise MedoptError(f"{output}: cannot tell the format from the name; pass {option('fmt', None)} "
-                          f"({', '.join(EXPORT_FORMATS)})")
-    return fmt
-
-
 def export_results(store_path, output, fmt: str | None = None, *, with_assignment: bool = True) -> int:
     """Write a store's rows to CSV, TSV, JSON lines or parquet (``fmt`` default: from the file name)."""
     columns = COLUMNS if with_assignment else tuple(c for c in COLUMNS if c != "assignment")
     with open_existing(store_path) as store:
-        return _export(store.rows(), columns, output, fmt, store_files(store_path))
+        return write_rows(store.rows(), columns, output, fmt, inputs=store_files(store_path),
+                          types=PARQUET_TYPES)
 
 
 def export_pairs(store_path, output, fmt: str | None = None) -> int:
     """Write a store's per-pair summary (the ``pairs`` table) to CSV, TSV, JSON lines or parquet."""
     with open_existing(store_path) as store:
-        return _export(iter(store.pairs()), PAIR_COLUMNS, output, fmt, store_files(store_path))
+        return write_rows(iter(store.pairs()), PAIR_COLUMNS, output, fmt, inputs=store_files(store_path),
+                          types=PARQUET_TYPES)
 
 
 def export_rows(rows, columns, output, fmt: str | None = None, *, inputs=()) -> int:
     """Write rows (dicts) with ``columns`` to CSV, TSV, JSON lines or parquet (matrix --test's and --flip's
     summaries)."""
-    return _export(iter(rows), tuple(columns), output, fmt, inputs)
-
-
-def _export(rows, columns, output, fmt: str | None, inputs) -> int:
-    """Rows (dicts) as CSV, TSV, JSON lines or parquet into ``output`` (io.output's one writer; never one of
-    ``inputs``)."""
-    fmt = export_format(output, fmt)
-    check_output(output, "-o", inputs=inputs, binary=fmt == "parquet")
-    if fmt == "parquet":
-        return _write_parquet(rows, columns, output, inputs)
-    count = 0
-
-    def lines():
-        nonlocal count
-        if fmt == "jsonl":
-            for row in rows:
-                count += 1
-                yield json.dumps({c: row[c] for c in columns}) + "\n"
-            return
-
-        def table():
-            nonlocal count
-            yield columns
-            for row in rows:
-                count += 1
-                yield [_text(row[c]) for c in columns]
-
-        yield from csv_lines(table(), "," if fmt == "csv" else "\t")
-
-    write_atomic(output, lines(), what="-o", inputs=inputs)
-    return count
-
-
-def _write_parquet(rows, columns, output, inputs=()) -> int:
-    try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-    except ImportError:
-        raise MedoptError("parquet export needs pyarrow (pip install pyarrow)") from None
-    data = {c: [] for c in columns}
-    for row in rows:
-        for c in columns:
-            data[c].append(row[c])
-    types = {"value": pa.float64(), "upper_bound": pa.float64(), "seconds": pa.float64(), "certified": pa.bool_(),
-             "time_limit": pa.float64(), "low_certified": pa.bool_(), "high_certified": pa.bool_()}
-    types.update({c: pa.float64() for c in ("low", "high", "low_bound", "high_bound", *COMPANION_COLUMNS,
-                                            "score_a", "score_b", "diff", "judged_a", "judged_b", "med")})
-    types["topics"] = pa.int64()
-    table = pa.table({c: pa.array(data[c], type=types.get(c, pa.string())) for c in columns})
-    with output_file(output, "-o", inputs=inputs, binary=True, compress=False) as handle:
-        pq.write_table(table, handle)
-    return table.num_rows
+    return write_rows(iter(rows), tuple(columns), output, fmt, inputs=inputs, types=PARQUET_TYPES)
