@@ -9,7 +9,7 @@ deadline is a context variable: threads and concurrent computations each see the
 
 **Size.**  ``memory_limit()``: the most a single instance's exact model may be predicted to take
 (exact/common.check_memory refuses larger ones before building anything, with TooLargeError):
-2 GB, or the environment's ``MEDOPT_MEMORY_LIMIT_GB``.
+``MEMORY_LIMIT``, or the environment's ``MEDOPT_MEMORY_LIMIT_GB``.
 
 **Memory while solving.**  A prediction bounds the model, not a solver's search (CP-SAT's clause and
 cut databases, HiGHS's branch and bound), nor what a solver's own memory limit counts.  So an exact

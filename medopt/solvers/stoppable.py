@@ -36,7 +36,7 @@ OVERRUN_GRACE = 0.1  # seconds past its time limit a solver may take before it i
 
 
 EXIT_WAIT = 30.0          # seconds the interpreter's exit waits for a solver left past its time limit
-INTERRUPTED_EXIT_WAIT = 0.8  # ... and for one still running after an interrupt (Ctrl-C ends the program in ~1 s)
+INTERRUPTED_EXIT_WAIT = 0.8  # ... and for one still running after an interrupt (so that Ctrl-C ends the program promptly)
 
 # done-event -> seconds the exit may wait for that solver thread: a process that exits under a running
 # HiGHS or CP-SAT call can abort (C++ terminate, "terminate called without an active exception"), so
