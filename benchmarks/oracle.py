@@ -82,22 +82,30 @@ def check(metric_text: str, solver: str, count: int, seed: int) -> tuple[dict, i
 
 
 def main(argv=None) -> None:
-    parser = harness.parser(__doc__, log="", seed=20261124)
+    parser = harness.parser(__doc__, log="", fresh=True, seed=20261124)
     parser.add_argument("--metrics", nargs="+",
                         default=[e for family in sorted(REGISTRY) for e in REGISTRY[family].examples])
     parser.add_argument("--solvers", nargs="+", default=["highs", "cpsat"])
     parser.add_argument("--instances", type=int, default=300)
     args = parser.parse_args(argv)
-    log = harness.Log(args.log, key=lambda r: (r["metric"], r["solver"]))
+    # a rerun with the same --log skips the (metric, solver) rows already there without a disagreement
+    log = harness.Log(args.log, key=lambda r: (r["metric"], r["solver"], r.get("seed"), r.get("requested")),
+                      fresh=args.fresh)
     print("| metric | solver | instances | refused by both (limits) | " + " | ".join(ENDS) + " | seconds |")
     print("|---|---|---|---|" + "---|" * len(ENDS) + "---|")
     all_failures = []
     for metric in args.metrics:
         for solver in args.solvers:
+            done = log.done.get((metric, solver, args.seed, args.instances))
+            if done is not None and not done["disagreements"]:
+                print(f"| {metric} | {solver} | {done['instances']} | {done['refused']} | "
+                      + " | ".join(f"{done['agree'][e]}" for e in ENDS) + f" | {done['seconds']:.1f} (logged) |")
+                continue
             started = time.perf_counter()
             agree, refused, failures = check(metric, solver, args.instances, args.seed)
             checked = args.instances - refused
             log.write({"metric": metric, "solver": solver, "instances": checked, "refused": refused, "seed": args.seed,
+                       "requested": args.instances,
                        "agree": agree, "disagreements": len(failures), "seconds": time.perf_counter() - started})
             print(f"| {metric} | {solver} | {checked} | {refused} | "
                   + " | ".join(f"{agree[e]}" for e in ENDS) + f" | {time.perf_counter() - started:.1f} |", flush=True)
