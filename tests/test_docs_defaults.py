@@ -72,3 +72,34 @@ def test_every_page_names_known_defaults_and_writes_none_by_hand():
             assert not found, f"{page.relative_to(ROOT)}: {found.group(0)!r} is written by hand (docs/hooks.py DEFAULTS)"
     assert used <= set(hooks.DEFAULTS)
     assert used == set(hooks.DEFAULTS), f"defaults no page shows: {set(hooks.DEFAULTS) - used}"
+
+
+def _number(text: str) -> float:
+    text = text.strip().removesuffix(" s").replace(",", "")
+    if "/" in text:
+        top, bottom = text.split("/")
+        return float(top) / float(bottom)
+    return float(text)
+
+
+def test_the_tuned_constants_page_shows_the_codes_values():
+    """docs/explanation/constants.md lists tuned constants with their values by hand: each value is the
+    code's (the row of the dict-valued WORK_FACTOR and the prose rows are read by no rule and left out)."""
+    import importlib
+
+    row = re.compile(r"^\| ((?:`[A-Z_]+`(?:, )?)+) \(`(\w+)\.py`\) \| ([^|]+) \|", re.M)
+    modules = {path.stem: path for path in (ROOT / "medopt").rglob("*.py")}
+    checked = 0
+    for names, module, values in row.findall((ROOT / "docs" / "explanation" / "constants.md").read_text()):
+        names = re.findall(r"`([A-Z_]+)`", names)
+        if "WORK_FACTOR" in names:
+            continue
+        dotted = ".".join(modules[module].relative_to(ROOT).with_suffix("").parts)
+        code = importlib.import_module(dotted)
+        shown = values.split(", ")
+        assert len(shown) == len(names), f"constants.md: {names} shows {values!r}"
+        for name, value in zip(names, shown):
+            assert _number(value) == pytest.approx(float(getattr(code, name)), rel=1e-12), \
+                f"constants.md shows {name} = {value}, {dotted} has {getattr(code, name)}"
+            checked += 1
+    assert checked >= 30
