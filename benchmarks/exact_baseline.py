@@ -20,7 +20,7 @@ from harness import DL_HARD, dl_hard_runs
 
 
 def main(argv=None):
-    parser = harness.parser(__doc__, data=DL_HARD, log="")
+    parser = harness.parser(__doc__, data=DL_HARD, log="", fresh=True)
     parser.add_argument("--topics", type=int, default=50)
     parser.add_argument("--time-limit", type=float, default=20.0)
     parser.add_argument("--max-timeouts", type=int, default=2)
@@ -29,7 +29,9 @@ def main(argv=None):
     parser.add_argument("--solvers", nargs="+", default=["highs", "cpsat"])
     args = parser.parse_args(argv)
     runs = dl_hard_runs(args.data)[:2]
-    log = harness.Log(args.log, key=lambda r: (r["metric"], r["judgments"], r["solver"]))
+    # a rerun with the same --log prints the rows already there (the same topics, limit and stop) instead
+    log = harness.Log(args.log, key=lambda r: (r["metric"], r["judgments"], r["solver"], r.get("topics"),
+                                               r["time_limit"], r.get("max_timeouts")), fresh=args.fresh)
     run_a, run_b = read_run(runs[0]), read_run(runs[1])
     qrels = read_qrels(args.data / "dl_hard-doc.qrels")
     topics = sorted(set(run_a.rankings) & set(run_b.rankings), key=int)[: args.topics]
@@ -40,6 +42,11 @@ def main(argv=None):
             metric = f"{family}@{k}"
             for judged in ("none", "dl-hard"):
                 for solver in args.solvers:
+                    logged = log.done.get((metric, judged, solver, args.topics, args.time_limit, args.max_timeouts))
+                    if logged is not None:
+                        print(f"{metric:<10} {judged:<9} {solver:<6} {logged['n']:>5} {logged['certified']:>9} "
+                              f"{logged['median']:>9.3f} {logged['max']:>9.3f}  (logged)", flush=True)
+                        continue
                     seconds, certified, timeouts = [], 0, 0
                     for topic in topics:
                         judgments = qrels.get(topic, {}) if judged == "dl-hard" else {}
@@ -57,7 +64,8 @@ def main(argv=None):
                     print(f"{metric:<10} {judged:<9} {solver:<6} {len(seconds):>5} {certified:>9} "
                           f"{times['median']:>9.3f} {times['max']:>9.3f}  {note}", flush=True)
                     log.write({"metric": metric, "judgments": judged, "solver": solver, "certified": certified,
-                               "timeouts": timeouts, "time_limit": args.time_limit, **times})
+                               "timeouts": timeouts, "time_limit": args.time_limit, "topics": args.topics,
+                               "max_timeouts": args.max_timeouts, **times})
     log.close()
 
 
