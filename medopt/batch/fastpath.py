@@ -7,12 +7,11 @@ closed form this module works on whole blocks of topics at once:
 
 * :mod:`medopt.batch.runset` holds the runs as arrays (``RunSet``);
 * :func:`med_rows` computes, for one pair of runs, one metric and a block of topics,
-  Tan & Clarke's closed form, Moffat's Algorithm 1 or the nDCG profile search with
-  NumPy -- the same arithmetic, in the same order, as :mod:`medopt.heuristics.closed_form`,
-  :mod:`medopt.heuristics.alg1` and :mod:`medopt.heuristics.ndcg_profiles` (whose chain
-  search, :func:`medopt.kernels.ndcg_profiles.chain_search`, runs here on every topic of
-  the block at once; the tests compare each kernel with its method on many random topic
-  pairs);
+  Tan & Clarke's closed form, Moffat's Algorithm 1 or the nDCG profile search: this module finds
+  each unjudged document's weights in both lists with doc-code tables, and the arithmetic is the
+  array kernels the per-instance methods run on a block of one (kernels/closed_forms.py:
+  dot_product_ends, alg1_ends; kernels/ndcg_profiles.py: chain_search) -- one kernel per formula,
+  this module the wrapper over topics; the tests check both against enumeration;
 * :func:`range_columns` gives both ends of each topic's difference range (closed form,
   nDCG profile search).
 
@@ -38,7 +37,7 @@ from ..metrics.base import log2_discount
 from ..core.result import TOLERANCE
 from .runset import UNJUDGED, RunSet, _within
 
-# the per-instance methods these kernels compute in blocks (batch.matrix asks before using them)
+# the batch kernels by name (methods.Kernel.name: each method declares its own; tests check the two agree)
 KERNEL_METHODS = ("closed-form", "alg1", "ndcg-profiles")
 RANGE_KERNELS = ("closed-form", "ndcg-profiles")  # those that give both ends of a range
 

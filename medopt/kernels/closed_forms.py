@@ -15,6 +15,11 @@ is its own; the arithmetic, and its order, is here.
 * :func:`alg1_ends`: Algorithm 1 for nDCG (exact for G = 1; proof and the bound for G > 1:
   heuristics/alg1.py), with the ideal DCG of the judged gains plus m top-grade documents from
   :func:`ideal_dcg`.
+* :func:`character_weights` and :func:`character_ends`: MED-U's closed form (SPEC 8), the dot product
+  over characters with integer weights (proof: heuristics/closed_form_u.py).
+
+Success@k and R@k have closed forms of their own, per instance, beside their proofs in their metric
+modules (metrics/success.py, recall.py: ``closed_form_ends``); no batch kernel computes them.
 """
 
 from __future__ import annotations
@@ -130,3 +135,25 @@ def alg1_ends(difference: np.ndarray, rows: np.ndarray, base: np.ndarray, top_ga
     with np.errstate(divide="ignore", invalid="ignore"):
         graded_bound = np.where(judged_ideal > 0, np.minimum(1.0, largest / judged_ideal), 1.0)
     return Alg1Ends(value, direction_b, graded_bound, tuple(own_value), tuple(own_docs))
+
+
+def character_weights(keys_a: np.ndarray, weights_a: np.ndarray, keys_b: np.ndarray,
+                      weights_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(keys, net weights): each distinct character key of the two trailtexts once, sorted, with
+    W_A(x) - W_B(x) (integers; a character's weights in one trailtext added, one per position)."""
+    keys, where = np.unique(np.concatenate((keys_a, keys_b)), return_inverse=True)
+    where = where.reshape(-1)
+    count = len(keys_a)  # integer weights below 2^53 add exactly as floats
+    net = (np.bincount(where[:count], weights=weights_a, minlength=len(keys))
+           - np.bincount(where[count:], weights=weights_b, minlength=len(keys)))
+    return keys, net.astype(np.int64)
+
+
+def character_ends(net: np.ndarray, known: np.ndarray, relevant: np.ndarray) -> dict[str, tuple[int, np.ndarray]]:
+    """{"a": (total, helps), "b": ...}: each direction's maximum of sign (U(A) - U(B)) in units of c / L
+    (an integer), and the mask of the unknown characters it makes relevant (those of net weight > 0 for
+    a, < 0 for b).  ``known``: the judged characters, ``relevant``: which of them are relevant."""
+    fixed = int(net[known & relevant].sum())        # judged relevant characters
+    free = net[~known]
+    return {direction: (sign * fixed + int((sign * free).clip(min=0).sum()), ~known & (sign * net > 0))
+            for direction, sign in (("a", 1), ("b", -1))}
