@@ -267,8 +267,8 @@ def plan(instance: Instance, options: Mapping | None = None, *, method: str = "a
         raise MedoptError(f"method {chosen.name!r} does not take {', '.join(unknown)} (it takes {accepted})")
     taken = {k: v for k, v in given.items() if k in chosen.options}
     kernel = chosen.kernel
-    plain = not instance.residual and not instance.limits and not instance.padded
-    fits = kernel is not None and plain and kernel.covers(instance) and (not ranges or kernel.ranges)
+    fits = kernel is not None and (not ranges or kernel.ranges) and not instance.residual and not instance.limits \
+        and not instance.padded and kernel.covers(instance)  # a kernel reads plain runs only
     return Plan(chosen, kernel.name if fits else None, taken.get("solver"), taken.get("strategy"), time_limit,
                 tuple(taken.items()), ranges)
 

@@ -172,8 +172,8 @@ def main():
 
 
 class TimeLimit(click.ParamType):
-    """Seconds per MED: a positive finite number (methods.checked_options, the check every entry point
-    makes); 0, 'none', 'off' or 'no' on the command line: no limit."""
+    """Seconds per MED: a finite number, positive by methods.checked_options (the check every entry
+    point makes); 0, 'none', 'off' or 'no' on the command line: no limit."""
 
     name = "SECONDS"
 
@@ -189,6 +189,8 @@ class TimeLimit(click.ParamType):
             seconds = math.nan
         if seconds == 0:
             return None
+        if not math.isfinite(seconds):  # on the command line a limit is written as a number, or none
+            self.fail(f"{value!r} is not a number of seconds (> 0; 0 or none: no limit)", param, ctx)
         try:
             return methods.checked_options({"time_limit": seconds}).get("time_limit")
         except MedoptError:
