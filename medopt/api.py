@@ -8,10 +8,9 @@ from typing import Mapping, Sequence
 
 from . import methods
 from .errors import MedoptError
-from .core.deadlines import time_limit_seconds
 from .core.instance import RelevanceLimit, build_instance
 from .io.frames import one_topic
-from .metrics import PER_TOPIC, parse_metric
+from .metrics import PER_TOPIC, is_character_metric, parse_metric
 from .core.passage_instance import build_passage_instance
 from .core.result import MedResult, RangeResult, complete
 
@@ -125,12 +124,12 @@ def _characters(metric, a, b, judgments, spans, gains, method: str, options: dic
     """MED-U (SPEC 8) when ``metric`` is a character-level metric, else None (after checking that
     ``spans`` is not given to a document metric).  Options of the document methods are refused."""
     metric = parse_metric(metric)
-    if not getattr(metric, "characters", False):
+    if not is_character_metric(metric):
         if spans is not None:
             raise MedoptError(f"spans are for passage metrics (U(L=..), SPEC 8), not {metric}")
         return None
-    given = sorted(k for k, v in options.items()  # time_limit: the closed form takes milliseconds
-                   if k != "time_limit" and not (v is None or v is False or v == "none" or v == () or v == []))
+    given = sorted(k for k, v in methods.checked_options(options).items()  # time_limit: the closed form takes
+                   if k != "time_limit" and not (v is False or v == "none" or v == () or v == []))  # milliseconds
     if given:
         raise MedoptError(f"{metric} takes no {', '.join(given)} (SPEC 8: binary characters; the closed form)")
     started = time.perf_counter()
@@ -142,10 +141,11 @@ def _characters(metric, a, b, judgments, spans, gains, method: str, options: dic
 
 
 def _run(instance, method: str, solver, time_limit, options: dict, started: float, *, ranges: bool):
-    time_limit = time_limit_seconds(time_limit)
-    chosen = methods.auto(instance, ranges=ranges) if method == "auto" else methods.get(method)
-    return methods.run(chosen, instance, dict(options, solver=solver, time_limit=time_limit),
-                       chosen_by_auto=method == "auto", ranges=ranges, started=started)
+    """The request planned once (methods.plan: the method, solver, strategy, the options and time limit
+    checked), then run, its time limit counted from ``started``."""
+    chosen = methods.plan(instance, dict(options, solver=solver, time_limit=time_limit), method=method,
+                          ranges=ranges)
+    return methods.execute(chosen, instance, started=started)
 
 
 def score(metric, ranking: Sequence[str], grades: Mapping[str, int], *, max_grade: int | None = None,

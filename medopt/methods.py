@@ -10,14 +10,21 @@ to seed the exact search (``warm_start``).  ``auto``, ``medopt.med``, ``medopt m
 instance and is exact on it: the closed form (the dot products, Success@k, R@k), then Alg. 1
 (binary nDCG), then the nDCG profile search (nDCG without limits, any grades), then the exact
 models, then enumeration.
+
+A method may also declare its *batch kernel* (``kernel``): the array kernel of ``medopt matrix``
+(batch/fastpath.py) that computes the same values on a block of topics, and on which instances it
+does.  ``plan(instance, options)`` makes every choice for one request, once: the method, its kernel,
+the solver and the strategy, with the options checked (docs/explanation/decisions.md); the API,
+the batch planner and certify (through the API) all ask it.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Mapping
 
+from .core.deadlines import time_limit_seconds
 from .errors import MedoptError
 from .exact.enumeration import DEFAULT_MAX_ASSIGNMENTS, enumerate_med, enumerate_range
 from .heuristics.alg1 import alg1
@@ -38,6 +45,21 @@ from .core.result import MedResult, RangeResult
 # closed forms and Alg. 1 take no time worth limiting
 ACCEPTED_BY_ALL = ("time_limit",)
 
+# a batch kernel runs without a deadline or the memory ceiling: the profile search's loops over the grades
+# for a whole block of topics; above this many grades each topic goes through medopt.med, under both
+FAST_PROFILE_GRADES = 10_000
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A method's batch kernel: the array kernel (batch/fastpath.py, by ``name``) that computes, for a
+    block of topics at once, what the method computes per instance, on the instances ``covers``
+    accepts (a plain instance: no padding, residual or limits, which plan() checks for every kernel)."""
+
+    name: str
+    covers: Callable[[Instance], bool] = lambda instance: True
+    ranges: bool = False                          # it gives both ends of a range too
+
 
 @dataclass(frozen=True)
 class Method:
@@ -50,6 +72,7 @@ class Method:
     warm_start: bool = False                      # a cheap lower bound that seeds the exact search
     summary: str = ""
     ranges: Callable[..., RangeResult] | None = None  # ranges(instance, **options): both ends (SPEC 7)
+    kernel: Kernel | None = None                  # its batch kernel, if any
 
     def supports(self, instance: Instance) -> str | None:
         """None when the method can run on ``instance``, else why not."""
@@ -82,8 +105,13 @@ def family_in(*families: str) -> Callable[[Metric], bool]:
 
 
 def has_formulation(metric: Metric) -> bool:
-    from .formulations import REGISTRY as FORMULATIONS  # Pyomo loads only once an exact model is asked for
-    return metric.family in FORMULATIONS
+    """Whether an exact model exists for the metric: formulations.formulation_for, the one lookup."""
+    from .formulations import formulation_for  # Pyomo loads only once an exact model is asked for
+    try:
+        formulation_for(metric)
+    except MedoptError:
+        return False
+    return True
 
 
 def _warm_starts(instance: Instance) -> list:
@@ -105,14 +133,18 @@ def _exact_range(instance: Instance, **options) -> RangeResult:
 REGISTRY: dict[str, Method] = {m.name: m for m in (
     Method("closed-form", lambda instance, **_: closed_form(instance), computes=closed_form_computes,
            exact_on=lambda instance: True, accepts=no_limits, ranges=lambda instance, **_: closed_form_range(instance),
+           kernel=Kernel("closed-form", covers=lambda instance: is_dot_product(instance.metric), ranges=True),
            summary="Tan & Clarke: each unjudged document at G where it helps the better list, else 0; "
                    "Success@k and R@k: their own proved closed forms"),
     Method("alg1", lambda instance, **_: alg1(instance), computes=family_in("nDCG"),
            exact_on=lambda instance: instance.max_grade == 1, accepts=no_limits, warm_start=True,
+           kernel=Kernel("alg1", covers=lambda instance: instance.metric.cutoff is not None),
            summary="Moffat's Algorithm 1 (exact for binary judgments; graded: a lower bound)"),
     Method("ndcg-profiles", lambda instance, **kw: ndcg_profiles(instance, **kw), computes=family_in("nDCG"),
            exact_on=lambda instance: True, accepts=no_limits_and_fits, options=("time_limit",),
            ranges=lambda instance, **kw: ndcg_profiles_range(instance, **kw),
+           kernel=Kernel("ndcg-profiles", covers=lambda instance: instance.max_grade <= FAST_PROFILE_GRADES,
+                         ranges=True),
            summary="every ideal profile of nDCG, each with its rearrangement, searched as arrays (exact, any G)"),
     Method("exact", lambda instance, **kw: _exact(instance, **kw),
            computes=has_formulation, exact_on=lambda instance: True,
@@ -167,29 +199,89 @@ def heuristics_for(metric: Metric) -> list[Method]:
     return [REGISTRY[name] for name in heuristic_names() if REGISTRY[name].computes(metric)]
 
 
-def run(method: Method, instance: Instance, options: dict, *, chosen_by_auto: bool = False,
-        ranges: bool = False, started: float | None = None) -> MedResult | RangeResult:
-    """Run ``method`` after checking that it supports the instance and takes every option given
-    (None counts as not given).  With ``chosen_by_auto``, options the chosen method does not take
-    are dropped: they were meant for whichever method auto would pick (e.g. a solver).  With
-    ``ranges``, both ends of the range (RangeResult) instead of the MED.  ``started`` (perf_counter)
-    is when the caller's call began: a time limit counts from there, so what came before the
-    method runs (the choice, and the check, which imports the models on first use) is spent."""
-    reason = method.supports(instance)
-    if reason is not None:
-        raise MedoptError(reason)
-    if ranges and method.ranges is None:
+def asked_strategy(strategy: str | None) -> str | None:
+    """The strategy asked for, None when the exact driver is to choose ("auto", or not given): the one
+    place "auto" is read."""
+    return None if strategy in (None, "auto") else strategy
+
+
+def check_ranges(method: Method) -> None:
+    """Refuse a method that gives no exact range ends, naming those that do."""
+    if method.ranges is None:
         exact = ", ".join(name for name, m in REGISTRY.items() if m.ranges)
         raise MedoptError(f"method {method.name!r} gives no exact range ends (methods that do: {exact})")
-    given = {k: v for k, v in options.items() if v is not None}
-    if started is not None and given.get("time_limit") is not None:
-        given["time_limit"] = max(0.0, given["time_limit"] - (time.perf_counter() - started))
-    taken = set(method.options) | set(ACCEPTED_BY_ALL)
-    unknown = sorted(set(given) - taken)
-    if unknown and not chosen_by_auto:
-        accepted = ", ".join(method.options) or "no options"
-        raise MedoptError(f"method {method.name!r} does not take {', '.join(unknown)} (it takes {accepted})")
-    return (method.ranges if ranges else method.run)(instance, **{k: v for k, v in given.items() if k in method.options})
+
+
+def check_options(method: Method, given) -> list[str]:
+    """The names among ``given`` that ``method`` does not take (time_limit is taken by all)."""
+    return sorted(set(given) - set(method.options) - set(ACCEPTED_BY_ALL))
+
+
+def checked_options(options: Mapping | None) -> dict:
+    """The options of a request as every method reads them, checked once at the boundary: None counts
+    as not given, the time limit is a positive number of seconds or none (core.deadlines), strategy
+    "auto" is not given (asked_strategy).  Batch settings call it before any work, plan() per request."""
+    given = {k: v for k, v in dict(options or {}).items() if v is not None}
+    if "time_limit" in given:
+        given["time_limit"] = time_limit_seconds(given["time_limit"])
+    if asked_strategy(given.get("strategy")) is None:
+        given.pop("strategy", None)
+    return {k: v for k, v in given.items() if v is not None}
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Every choice for one request, made once (``plan``): the method, its batch kernel (None: the
+    instance goes through the method, one topic at a time), the solver and strategy asked for (None:
+    the exact driver's default), the time limit, and the options the method takes."""
+
+    method: Method
+    kernel: str | None = None
+    solver: str | None = None
+    strategy: str | None = None
+    time_limit: float | None = None
+    options: tuple = ()           # (name, value) pairs passed to the method, solver and strategy included
+    ranges: bool = False
+
+
+def plan(instance: Instance, options: Mapping | None = None, *, method: str = "auto",
+         ranges: bool = False) -> Plan:
+    """The plan of one request: the method (``auto``: the first exact one, else the one named), after
+    checking once that it supports the instance, gives range ends when ``ranges`` asks for them and
+    takes every option given (None counts as not given; with ``auto``, options the chosen method does
+    not take are dropped: they were meant for whichever method auto would pick, e.g. a solver).  The
+    time limit is checked here (core.deadlines.time_limit_seconds) and strategy "auto" read as not
+    given.  ``kernel``: the method's batch kernel when it covers this instance (and the range, with
+    ``ranges``) and the instance is plain (no padding, residual or relevance limits)."""
+    given = checked_options(options)
+    time_limit = given.pop("time_limit", None)
+    chosen = auto(instance, ranges=ranges) if method == "auto" else get(method)
+    reason = chosen.supports(instance)
+    if reason is not None:
+        raise MedoptError(reason)
+    if ranges:
+        check_ranges(chosen)
+    unknown = check_options(chosen, given)
+    if unknown and method != "auto":
+        accepted = ", ".join(chosen.options) or "no options"
+        raise MedoptError(f"method {chosen.name!r} does not take {', '.join(unknown)} (it takes {accepted})")
+    taken = {k: v for k, v in given.items() if k in chosen.options}
+    kernel = chosen.kernel
+    fits = kernel is not None and (not ranges or kernel.ranges) and not instance.residual and not instance.limits \
+        and not instance.padded and kernel.covers(instance)  # a kernel reads plain runs only
+    return Plan(chosen, kernel.name if fits else None, taken.get("solver"), taken.get("strategy"), time_limit,
+                tuple(taken.items()), ranges)
+
+
+def execute(plan: Plan, instance: Instance, *, started: float | None = None) -> MedResult | RangeResult:
+    """Run a plan on its instance.  ``started`` (perf_counter) is when the caller's call began: a time
+    limit counts from there, so what came before the method runs (the choice, and the check, which
+    imports the models on first use) is spent."""
+    options = dict(plan.options)
+    if plan.time_limit is not None and "time_limit" in plan.method.options:
+        spent = time.perf_counter() - started if started is not None else 0.0
+        options["time_limit"] = max(0.0, plan.time_limit - spent)
+    return (plan.method.ranges if plan.ranges else plan.method.run)(instance, **options)
 
 
 # ---------------------------------------------------------------------------
@@ -200,11 +292,16 @@ def run(method: Method, instance: Instance, options: dict, *, chosen_by_auto: bo
 CHARACTER_METHODS: dict[str, tuple[Callable, Callable]] = {"closed-form": (closed_form_u, closed_form_u_range)}
 
 
-def run_characters(instance: PassageInstance, method: str, *, ranges: bool = False) -> MedResult | RangeResult:
-    """MED (or with ``ranges`` both ends of the difference range) of a MED-U instance by ``method``."""
+def character_method(method: str, metric) -> str:
+    """The MED-U method ``method`` names ("auto": the closed form), refused when it computes no MED-U."""
     name = "closed-form" if method == "auto" else method
     if name not in CHARACTER_METHODS:
-        raise MedoptError(f"method {method!r} does not compute {instance.metric}; it takes: auto, "
+        raise MedoptError(f"method {method!r} does not compute {metric}; it takes: auto, "
                           f"{', '.join(CHARACTER_METHODS)}")
-    single, both = CHARACTER_METHODS[name]
+    return name
+
+
+def run_characters(instance: PassageInstance, method: str, *, ranges: bool = False) -> MedResult | RangeResult:
+    """MED (or with ``ranges`` both ends of the difference range) of a MED-U instance by ``method``."""
+    single, both = CHARACTER_METHODS[character_method(method, instance.metric)]
     return both(instance) if ranges else single(instance)

@@ -11,7 +11,7 @@ import pytest
 import medopt
 from medopt.metrics import resolve_max_grade
 from medopt.errors import MedoptError
-from medopt.batch.fastpath import med_rows
+from medopt.batch.fastpath import med_rows, range_columns
 from medopt.batch.runset import columns_from_rankings, load_runset, read_run_columns
 from medopt.synthetic.generate import generate_runs
 from medopt.core.instance import build_instance
@@ -174,3 +174,45 @@ def test_kernel_block_of_many_topics_and_escaped_docids():
     expected = medopt.med("SDCG@3", a["0"], b["0"], {}, method="closed-form",
                           max_grade=resolve_max_grade(None, qrels))
     assert rows["0"][1] == pytest.approx(expected.value, abs=1e-12)
+
+
+def small_topics(rng, n_topics):
+    """Topic pairs small enough to enumerate: at most 6 documents per topic, some judged, some shared."""
+    a, b, qrels = {}, {}, {}
+    for t in range(n_topics):
+        pool = [f"t{t}d{i}" for i in range(rng.randint(1, 6))]
+        a[str(t)] = rng.sample(pool, rng.randint(1, len(pool)))
+        b[str(t)] = rng.sample(pool, rng.randint(1, len(pool)))
+        qrels[str(t)] = {d: rng.choice([0, 1, 2]) for d in pool + [f"t{t}x"] if rng.random() < 0.4}
+    return a, b, qrels
+
+
+@pytest.mark.parametrize("metric,method", [("P@3", "closed-form"), ("DCG@4", "closed-form"),
+                                           ("RBP(p=0.7)", "closed-form"), ("nDCG@3", "alg1"),
+                                           ("nDCG@4", "ndcg-profiles"), ("nDCG", "ndcg-profiles")])
+@pytest.mark.parametrize("max_grade", [1, 2])
+def test_batch_kernels_equal_enumeration(metric, method, max_grade):
+    """The oracle for the batch path itself (the per-instance methods run the same kernels): each
+    row's value against brute force over every assignment; a heuristic row (Alg. 1, G > 1) at most
+    the MED, its bound at least it; and the range ends of the kernels that give them."""
+    rng = random.Random(zlib.crc32(f"oracle {metric} {max_grade}".encode()))
+    parsed = parse_metric(metric)
+    a, b, qrels = small_topics(rng, 40)
+    runset = load_runset(None, qrels, max_grade=max_grade,
+                         columns=[columns_from_rankings("A", a), columns_from_rankings("B", b)])
+    topics = runset.common_topics(0, 1)
+    for topic, value, direction, certified, bound, status, assignment in med_rows(runset, 0, 1, parsed, method,
+                                                                                 topics):
+        truth = medopt.med(parsed, a[topic], b[topic], qrels[topic], max_grade=max_grade, method="enumerate")
+        if certified:
+            assert value == pytest.approx(truth.value, abs=1e-9)
+        else:
+            assert method == "alg1" and max_grade > 1
+            assert value <= truth.value + 1e-9 and bound >= truth.value - 1e-9
+    if method == "alg1":
+        return
+    ends = range_columns(runset, 0, 1, parsed, topics, method)
+    for topic, low, high, *_ in zip(*ends):
+        truth = medopt.difference_range(parsed, a[topic], b[topic], qrels[topic], max_grade=max_grade,
+                                        method="enumerate")
+        assert (low, high) == (pytest.approx(truth.low, abs=1e-9), pytest.approx(truth.high, abs=1e-9))

@@ -186,19 +186,20 @@ def test_matrix_sends_a_profile_search_of_many_grades_through_the_time_limit(tmp
     path stays; both give the same rows (the threshold lowered to 3 here, G = 5)."""
     from click.testing import CliRunner
 
+    from medopt import methods
     from medopt.batch import matrix
     from medopt.cli import main
     from medopt.metrics import parse_metric
     from medopt.io.store import ResultStore
 
     ndcg = parse_metric("nDCG@5")
-    top = matrix.FAST_PROFILE_GRADES
+    top = methods.FAST_PROFILE_GRADES  # the profile search's batch kernel covers up to it (methods.REGISTRY)
     assert matrix.resolve_method(ndcg, top, matrix.Settings(), {}) == ("ndcg-profiles", True)
     assert matrix.resolve_method(ndcg, top + 1, matrix.Settings(), {}) == ("ndcg-profiles", False)
     examples = Path(__file__).resolve().parents[1] / "examples"
     values = {}
     for label, threshold in (("fast", top), ("per topic", 3)):
-        monkeypatch.setattr(matrix, "FAST_PROFILE_GRADES", threshold)
+        monkeypatch.setattr(methods, "FAST_PROFILE_GRADES", threshold)
         store = tmp_path / f"{threshold}.sqlite"
         result = CliRunner().invoke(main, ["matrix", str(examples / "run.run0.txt"), str(examples / "run.run1.txt"),
                                            "--qrels", str(examples / "qrels.txt"), "-m", "nDCG@5", "--max-grade", "5",

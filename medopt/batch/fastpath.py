@@ -7,12 +7,11 @@ closed form this module works on whole blocks of topics at once:
 
 * :mod:`medopt.batch.runset` holds the runs as arrays (``RunSet``);
 * :func:`med_rows` computes, for one pair of runs, one metric and a block of topics,
-  Tan & Clarke's closed form, Moffat's Algorithm 1 or the nDCG profile search with
-  NumPy -- the same arithmetic, in the same order, as :mod:`medopt.heuristics.closed_form`,
-  :mod:`medopt.heuristics.alg1` and :mod:`medopt.heuristics.ndcg_profiles` (whose chain
-  search, :func:`medopt.kernels.ndcg_profiles.chain_search`, runs here on every topic of
-  the block at once; the tests compare each kernel with its method on many random topic
-  pairs);
+  Tan & Clarke's closed form, Moffat's Algorithm 1 or the nDCG profile search: this module finds
+  each unjudged document's weights in both lists with doc-code tables, and the arithmetic is the
+  array kernels the per-instance methods run on a block of one (kernels/closed_forms.py:
+  dot_product_ends, alg1_ends; kernels/ndcg_profiles.py: chain_search) -- one kernel per formula,
+  this module the wrapper over topics; the tests check both against enumeration;
 * :func:`range_columns` gives both ends of each topic's difference range (closed form,
   nDCG profile search).
 
@@ -31,13 +30,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..kernels.closed_forms import alg1_ends, dot_product_ends, judged_base
 from ..kernels.ndcg_profiles import chain_search
 from ..metrics import Grading
 from ..metrics.base import log2_discount
 from ..core.result import TOLERANCE
 from .runset import UNJUDGED, RunSet, _within
 
-# the per-instance methods these kernels compute in blocks (batch.matrix asks before using them)
+# the batch kernels by name (methods.Kernel.name: each method declares its own; tests check the two agree)
 KERNEL_METHODS = ("closed-form", "alg1", "ndcg-profiles")
 RANGE_KERNELS = ("closed-form", "ndcg-profiles")  # those that give both ends of a range
 
@@ -182,13 +182,10 @@ def _differences(weights, a: _Side, b: _Side, n_docs: int):
 
 
 def _judged_base(function, n, a: _Side, b: _Side, weight_a, weight_b, tops) -> np.ndarray:
-    """sum over judged documents of W_A gain - the same over B (A's sum first, as the per-instance code)."""
-    base = np.zeros(n)
-    for side, weight, sign in ((a, weight_a, 1.0), (b, weight_b, -1.0)):
-        gains = _lookup(function, side.grade[side.judged], tops[side.row[side.judged]])
-        sums = np.bincount(side.row[side.judged], weights=weight[side.judged] * gains, minlength=n)
-        base = base + sums if sign > 0 else base - sums
-    return base
+    """sum over judged documents of W_A gain - the same over B (kernels.closed_forms.judged_base)."""
+    terms = [weight[side.judged] * _lookup(function, side.grade[side.judged], tops[side.row[side.judged]])
+             for side, weight in ((a, weight_a), (b, weight_b))]
+    return judged_base(a.row[a.judged], terms[0], b.row[b.judged], terms[1], n)
 
 
 def _closed_form_ends(runset, metric, a: _Side, b: _Side, tops, n: int) -> tuple:
@@ -198,10 +195,7 @@ def _closed_form_ends(runset, metric, a: _Side, b: _Side, tops, n: int) -> tuple
     weights = np.array(metric.rank_weights(depth), dtype=np.float64)
     difference, rows, docs, weight_a, weight_b = _differences(weights, a, b, len(runset.docs))
     base = _judged_base(metric.unit_gain, n, a, b, weight_a, weight_b, tops)
-    top_unit = _lookup(metric.unit_gain, tops, tops)
-    per_doc_top = top_unit[rows]
-    value_a = base + np.bincount(rows, weights=np.maximum(difference, 0.0) * per_doc_top, minlength=n)
-    value_b = -base + np.bincount(rows, weights=np.maximum(-difference, 0.0) * per_doc_top, minlength=n)
+    value_a, value_b = dot_product_ends(difference, rows, base, _lookup(metric.unit_gain, tops, tops), n)
     return value_a, value_b, difference, rows, docs
 
 
@@ -245,8 +239,8 @@ def range_columns(runset: RunSet, run_a: int, run_b: int, metric, topics: np.nda
             _top_where(runset, difference > 0, rows, docs, tops, n))
 
 
-def _ideal_dcg(runset, metric, topics, tops, extra: int) -> np.ndarray:
-    """IDCG@k with m extra top-grade documents, m = 0..extra, for each topic: shape (n, extra + 1)."""
+def _judged_gains(runset, metric, topics, tops) -> np.ndarray:
+    """Each topic's judged gains at the ideal's ranks 1..k, largest first, 0-padded: shape (n, k)."""
     k = metric.cutoff
     n = len(topics)
     first, last = runset.ideal_offsets[topics], runset.ideal_offsets[topics + 1]
@@ -255,76 +249,25 @@ def _ideal_dcg(runset, metric, topics, tops, extra: int) -> np.ndarray:
     column = np.arange(k)
     mask = column[None, :] < counts[:, None]
     judged[mask] = runset.ideal_grades[(first[:, None] + column[None, :])[mask]]
-    judged_gain = np.where(mask, _lookup(metric.gain, judged.reshape(-1), np.repeat(tops, k)).reshape(n, k), 0.0)
-    top_gain = _lookup(metric.gain, tops, tops)
-    discount = np.array([log2_discount(i) for i in range(1, k + 1)])
-    steps = min(extra, k)
-    terms = np.empty((n, steps + 1, k))
-    for m in range(steps + 1):  # m top-grade documents come first, then the judged gains, largest first
-        terms[:, m, :m] = top_gain[:, None] * discount[:m]
-        terms[:, m, m:] = judged_gain[:, :k - m] * discount[m:]
-    ideal = terms[:, :, 0].copy()
-    for i in range(1, k):  # rank by rank, the order of the per-instance sum
-        ideal += terms[:, :, i]
-    if extra > steps:
-        ideal = np.concatenate([ideal, np.repeat(ideal[:, -1:], extra - steps, axis=1)], axis=1)
-    return ideal
+    return np.where(mask, _lookup(metric.gain, judged.reshape(-1), np.repeat(tops, k)).reshape(n, k), 0.0)
 
 
 def _alg1(runset, metric, topics, a: _Side, b: _Side, tops) -> tuple:
+    """Algorithm 1 on the block (kernels.closed_forms.alg1_ends; the kernel covers nDCG@k)."""
     n = len(topics)
     depth = max(int(a.rank.max(initial=-1)), int(b.rank.max(initial=-1))) + 1
     weights = np.array([log2_discount(i) for i in range(1, depth + 1)])
     difference, rows, docs, weight_a, weight_b = _differences(weights, a, b, len(runset.docs))
     base = _judged_base(metric.gain, n, a, b, weight_a, weight_b, tops)
-    top_gain = _lookup(metric.gain, tops, tops)
-    source = np.arange(len(rows))
-    sides = []
-    for sign in (1.0, -1.0):  # each direction's positive gains, largest first (ties: first appearance)
-        gain = (sign * difference) * top_gain[rows]
-        keep = gain > 0
-        order = np.lexsort((source[keep], -gain[keep], rows[keep]))
-        kept_rows = rows[keep][order]
-        counts = np.bincount(kept_rows, minlength=n)
-        column = np.arange(len(kept_rows)) - np.repeat(np.cumsum(counts) - counts, counts)
-        sides.append((sign, kept_rows, gain[keep][order], docs[keep][order], counts, column))
-    width = max(int(side[4].max(initial=0)) for side in sides)
-    ideal = _ideal_dcg(runset, metric, topics, tops, width)  # the same for both directions
-    ratios, numerators, picks = [], [], []
-    for sign, kept_rows, kept_gain, kept_docs, counts, column in sides:
-        steps = np.zeros((n, width + 1))
-        steps[:, 0] = sign * base
-        steps[kept_rows, column + 1] = kept_gain
-        numerator = np.cumsum(steps, axis=1)  # sequential, as the per-instance loop adds them
-        valid = (np.arange(width + 1)[None, :] <= counts[:, None]) & (ideal > 0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratios.append(np.where(valid, numerator / np.where(ideal > 0, ideal, 1.0), -np.inf))
-        numerators.append(numerator[np.arange(n), counts])
-        picks.append((kept_rows, kept_docs, column))
-    width_a = ratios[0].shape[1]
-    both = np.concatenate(ratios, axis=1)
-    best = np.argmax(both, axis=1)
-    best_value = both[np.arange(n), best]
-    found = best_value > 0
-    value = np.where(found, best_value, 0.0)
-    direction_b = found & (best >= width_a)
-    chosen_count = np.where(found, np.where(direction_b, best - width_a, best), 0)
-    pick_rows, pick_docs = [], []
-    for d, (kept_rows, kept_docs, column) in enumerate(picks):
-        take = (direction_b[kept_rows] == bool(d)) & (column < chosen_count[kept_rows])
-        pick_rows.append(kept_rows[take])
-        pick_docs.append(kept_docs[take])
-    pick_rows, pick_docs = np.concatenate(pick_rows), np.concatenate(pick_docs)
-    order = np.argsort(pick_rows, kind="stable")
-    assignments = _assignments(runset, pick_rows[order], pick_docs[order], tops, n)
-    judged_ideal = ideal[:, 0]
-    largest = np.maximum(np.maximum(numerators[0], numerators[1]), 0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        heuristic_bound = np.where(judged_ideal > 0, np.minimum(1.0, largest / judged_ideal), 1.0)
+    discount = np.array([log2_discount(i) for i in range(1, metric.cutoff + 1)])
+    ends = alg1_ends(difference, rows, base, _lookup(metric.gain, tops, tops),
+                     _judged_gains(runset, metric, topics, tops), discount, n)
+    chosen = ends.chosen()
+    assignments = _assignments(runset, rows[chosen], docs[chosen], tops, n)
     binary = tops == 1
-    bound = np.where(binary, value, heuristic_bound)
-    return (_names(runset, topics), value.tolist(), _directions(direction_b), binary.tolist(), bound.tolist(),
-            np.where(binary, "optimal", "heuristic").tolist(), assignments)
+    bound = np.where(binary, ends.value, ends.graded_bound)
+    return (_names(runset, topics), ends.value.tolist(), _directions(ends.direction_b), binary.tolist(),
+            bound.tolist(), np.where(binary, "optimal", "heuristic").tolist(), assignments)
 
 
 def _profile_ends(runset, metric, topics, a: _Side, b: _Side, tops) -> tuple:

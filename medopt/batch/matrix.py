@@ -34,10 +34,9 @@ from ..io.paths import check_output_file
 from .summary import pair_summary
 from ..io.trec import file_sha256, read_qrels, tie_note
 from ..io.topics import unretrieved_topics
-from ..metrics import parse_metric
+from ..metrics import is_character_metric, parse_metric
 from ..io.store import ResultStore, check_store_file, identify, refuse_review, remove_if_unused
 from .engines import make_engine, read_runs
-from .fastpath import KERNEL_METHODS, RANGE_KERNELS
 from .passageset import character_job, check_character_settings, plan_passages, read_passage_set
 from .runset import chosen_topics, RunSet, load_runset
 from .tasks import Settings, Unit, companion_rows
@@ -59,28 +58,19 @@ class Plan:
 # planning
 
 
-# the fast path's profile search runs without a deadline or the memory ceiling, its loops over the grades
-# for a whole block of topics: above this many grades each topic goes through medopt.med, under both
-FAST_PROFILE_GRADES = 10_000
-
-
 def resolve_method(metric, max_grade: int, settings: Settings, cache: dict) -> tuple[str, bool]:
-    """The method ``medopt.med`` would use for this metric and top grade, and whether the fast path applies."""
+    """The method ``medopt.med`` would use for this metric and top grade, and whether its batch kernel
+    runs the units: both from methods.plan on a probe instance of that metric and grade (the kernel
+    depends on nothing else), the kernel only when ``settings.fast``."""
     key = (str(metric), max_grade)
     if key not in cache:
-        method = settings.method
-        if method == "auto":
-            probe = build_instance(metric, (), (), {}, max_grade=max_grade, limits=settings.limits)
-            method = methods.auto(probe, ranges=settings.ranges).name
-        # the array kernels compute what the method computes, for a metric without options (Alg. 1's: with
-        # a cutoff; the closed form's: the dot products, not Success or R@k); a range: the kernels that give
-        # both ends (Alg. 1 gives none)
-        applies = method in KERNEL_METHODS and methods.get(method).computes(metric) and (
-            method != "closed-form" or methods.is_dot_product(metric)) and (
-            method != "alg1" or metric.cutoff is not None) and (not settings.ranges or method in RANGE_KERNELS)
-        fast = (settings.fast and applies and settings.pad == "none" and not settings.residual
-                and not settings.limits and (method != "ndcg-profiles" or max_grade <= FAST_PROFILE_GRADES))
-        cache[key] = (method, fast)
+        try:
+            probe = build_instance(metric, (), (), {}, max_grade=max_grade, pad=settings.pad,
+                                   residual=settings.residual, limits=settings.limits)
+            chosen = methods.plan(probe, settings.options(), method=settings.method, ranges=settings.ranges)
+        except MedoptError as error:
+            raise MedoptError(f"{metric}: {error}") from None
+        cache[key] = (chosen.method.name, settings.fast and chosen.kernel is not None)
     return cache[key]
 
 
@@ -218,7 +208,7 @@ def unique_metrics(texts, warn=_warn, *, passages: bool = False) -> list:
     metrics, given = {}, {}
     for text in texts:
         metric = parse_metric(text)
-        if getattr(metric, "characters", False) and not passages:
+        if is_character_metric(metric) and not passages:
             raise MedoptError(f"{metric} scores passage runs: medopt compare RUN_A RUN_B --qrels QRELS --spans SPANS "
                               f"-m '{metric}' (or medopt.compare(..., spans=...)) computes it")
         if str(metric) in metrics:
@@ -243,6 +233,27 @@ def unique_measures(texts, warn=_warn, *, passages: bool = False) -> tuple[list,
     return unique_metrics(metrics, warn, passages=passages), list(companions.values())
 
 
+def check_run_count(count: int) -> None:
+    """The matrix job's first check (run_matrix and medopt.matrix alike)."""
+    if count < 2:
+        raise MedoptError("matrix needs at least two runs")
+
+
+def shared_topics(runset, complete: bool) -> np.ndarray:
+    """The checks of a read runset, one set for run_matrix and medopt.matrix: distinct run names, and
+    some topic two runs share (unless ``complete``); returns the mask of the topics some pair shares."""
+    check_run_count(len(runset.names))
+    if len(set(runset.names)) != len(runset.names):
+        raise MedoptError(f"two runs have the same name ({', '.join(runset.names)}): name them (NAME=PATH, "
+                          "or a dict name -> run)")
+    present = [runset.has(i) for i in range(len(runset.names))] if getattr(runset, "characters", False) else [
+        length > 0 for length in runset.length]
+    in_two = np.add.reduce(present) >= 2
+    if not in_two.any() and not complete:
+        raise MedoptError(f"no two of the {len(runset.names)} runs share a topic: nothing to compare")
+    return in_two
+
+
 def run_matrix(runs, metrics, *, qrels=None, store="medopt-matrix.sqlite", settings: Settings = Settings(),
                engine: str = "local", jobs: int | None = None, scheduler: str | None = None, resume: bool = False,
                retry: bool = False, complete: bool = False, topics=None, honour_rank: bool = False,
@@ -265,8 +276,7 @@ def run_matrix(runs, metrics, *, qrels=None, store="medopt-matrix.sqlite", setti
     ``settings.method`` beside those of the method the store was made with.
     """
     started = time.perf_counter()
-    if len(runs) < 2:
-        raise MedoptError("matrix needs at least two runs")
+    check_run_count(len(runs))
     jobs = jobs or os.cpu_count() or 1
     metrics, companions = unique_measures(metrics, warn, passages=True)
     characters = character_job(metrics, companions, spans)
@@ -295,7 +305,6 @@ def run_matrix(runs, metrics, *, qrels=None, store="medopt-matrix.sqlite", setti
             refuse_review(store, existing.review(wanted, inputs, refresh=refresh), resume=resume, refresh=refresh)
     if characters:
         runset = read_passage_set(list(runs), judgments, topic_spans, honour_rank=honour_rank)
-        in_two = np.add.reduce([runset.has(i) for i in range(len(runset.names))]) >= 2
     else:
         columns = read_runs(list(runs), honour_rank=honour_rank, jobs=jobs)
         for note in filter(None, (tie_note(c.name, c.tied) for c in columns)):
@@ -303,11 +312,7 @@ def run_matrix(runs, metrics, *, qrels=None, store="medopt-matrix.sqlite", setti
         extra = unretrieved_topics(judgments, complete)
         runset = load_runset(None, judgments, max_grade=settings.max_grade, columns=columns, extra_topics=extra)
         runset.names = [given or own for given, own in zip(names or [None] * len(runset.names), runset.names)]
-        if len(set(runset.names)) != len(runset.names):
-            raise MedoptError("two runs have the same name and file name; give each run a distinct file")
-        in_two = np.add.reduce([length > 0 for length in runset.length]) >= 2  # topics some pair shares
-    if not in_two.any() and not complete:
-        raise MedoptError(f"no two of the {len(runset.names)} runs share a topic: nothing to compare")
+    in_two = shared_topics(runset, complete)
     chosen = chosen_topics(runset, in_two, judgments, qrels, complete=complete, topics=topics, warn=warn)
     ran = run_inputs(runs)
     read_seconds = time.perf_counter() - started

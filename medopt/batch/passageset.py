@@ -18,11 +18,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import api
+from .. import api, methods
 from ..errors import MedoptError, option
 from ..io.passages import read_passage_run
 from ..io.trec import sort_topics
-from ..metrics import parse_metric
+from ..metrics import is_character_metric, parse_metric
 from ..io.store import RANGE_COLUMNS
 from .tasks import Settings, Unit, _range_row, run_task
 
@@ -67,8 +67,8 @@ def read_passage_set(paths, judgments: dict, spans: dict, *, honour_rank: bool =
 def character_job(metrics: list, companions: list, spans) -> bool:
     """Whether a job computes MED-U; a job mixing it with document metrics or companions is refused,
     and so are spans without a character-level metric."""
-    characters = [str(m) for m in metrics if getattr(m, "characters", False)]
-    documents = [str(m) for m in metrics if not getattr(m, "characters", False)]
+    characters = [str(m) for m in metrics if is_character_metric(m)]
+    documents = [str(m) for m in metrics if not is_character_metric(m)]
     if characters and (documents or companions):
         others = ", ".join(documents + [str(c) for c in companions])
         raise MedoptError(f"{', '.join(characters)} scores passage runs: a matrix job computes it alone, not with "
@@ -88,15 +88,14 @@ def check_character_settings(settings: Settings) -> None:
         if value]
     if given:
         raise MedoptError(f"U(L=..) takes no {', '.join(given)} (SPEC 8: binary characters; the closed form)")
-    if settings.method not in ("auto", "closed-form"):
-        raise MedoptError(f"method {settings.method!r} does not compute U(L=..); it takes: auto, closed-form")
+    methods.character_method(settings.method, "U(L=..)")
 
 
 def plan_passages(plan, pset: PassageSet, metrics: list, settings: Settings, store, *, jobs: int, rows: int,
                   topics: np.ndarray | None = None, retry: bool = False):
     """Fill ``plan`` (a :class:`medopt.batch.matrix.Plan`) with the units the store lacks, in tasks of about
     ``rows`` rows (fewer when that keeps every worker busy)."""
-    method = "closed-form"
+    method = methods.character_method(settings.method, "U(L=..)")
     units = []
     n = len(pset.names)
     for i in range(n):

@@ -19,8 +19,8 @@ import numpy as np
 from .. import api, methods
 from ..metrics.companions import COMPANION_METHOD
 from ..errors import MedoptError
-from ..core.deadlines import time_limit_seconds
 from ..metrics import parse_metric
+from ..core.result import range_direction
 from .fastpath import med_columns, range_columns
 from ..io.store import RANGE_COLUMNS
 from .runset import RunSet
@@ -42,10 +42,15 @@ class Settings:
     ranges: bool = False  # both ends of each difference range (SPEC 7), the MED from them
 
     def __post_init__(self):
-        object.__setattr__(self, "time_limit", time_limit_seconds(self.time_limit))  # the one check
-        if self.ranges and self.method != "auto" and methods.get(self.method).ranges is None:
-            exact = ", ".join(name for name, m in methods.REGISTRY.items() if m.ranges)
-            raise MedoptError(f"method {self.method!r} gives no exact range ends (methods that do: {exact})")
+        checked = methods.checked_options(self.options())  # the checks of methods.plan, before any work
+        object.__setattr__(self, "time_limit", checked.get("time_limit"))
+        object.__setattr__(self, "strategy", checked.get("strategy"))
+        if self.method != "auto" and self.ranges:
+            methods.check_ranges(methods.get(self.method))
+
+    def options(self) -> dict:
+        """The method options of each MED (methods.plan's ``options``)."""
+        return {"solver": self.solver, "time_limit": self.time_limit, "strategy": self.strategy}
 
 
 @dataclass
@@ -83,7 +88,6 @@ def run_task(runset: RunSet, settings: Settings, task: list) -> list[tuple]:
                 same(name_a), same(name_b), topics, same(unit.metric), same(unit.method), same("numpy"), values,
                 directions, certified, bounds, statuses, same(seconds), assignments, same(None)))
             continue
-        options = {"strategy": settings.strategy} if settings.strategy else {}
         ask = api.difference_range if settings.ranges else api.med
         for t in unit.topics.tolist():
             topic = runset.topics[t]
@@ -91,7 +95,7 @@ def run_task(runset: RunSet, settings: Settings, task: list) -> list[tuple]:
                 result = ask(metric, runset.ranking(unit.run_a, t), runset.ranking(unit.run_b, t),
                              runset.judgments(t), max_grade=int(runset.max_grade[t]), method=unit.method,
                              solver=settings.solver, time_limit=settings.time_limit, pad=settings.pad,
-                             residual=settings.residual, limits=settings.limits, **options)
+                             residual=settings.residual, limits=settings.limits, strategy=settings.strategy)
             except MedoptError as error:  # the message names the pair, the topic and the metric
                 raise MedoptError(f"{name_a} vs {name_b}, topic {topic}, {unit.metric}: {error}") from None
             if settings.ranges:
@@ -116,7 +120,7 @@ def _range_row(name_a, name_b, topic, unit: Unit, solver, low, high, low_bound, 
                high_certified, status, seconds, low_json, high_json, time_limit) -> tuple:
     """A store row of a difference range: the MED columns from its ends (MED = max(high, -low), the
     direction of the larger, certified when both ends are), then the ends themselves."""
-    direction = "a" if high >= -low else "b"
+    direction = range_direction(low, high)
     return (name_a, name_b, topic, unit.metric, unit.method, solver, max(high, -low), direction,
             low_certified and high_certified, max(high_bound, -low_bound), status, seconds,
             high_json if direction == "a" else low_json, time_limit,

@@ -83,12 +83,12 @@ def parse_heuristic(text: str) -> Heuristic:
         raise MedoptError(f"unknown heuristic {text!r}; choose from {', '.join(names)} "
                           "(options as NAME(key=value,...), e.g. 'tc-err(p=1)')")
     name, params = match.group(1), []
-    allowed = methods.get(name).options
+    method = methods.get(name)
     for item in filter(None, (s.strip() for s in (match.group(2) or "").split(","))):
         key, sep, value = item.partition("=")
-        if not sep or key.strip() not in allowed:
+        if not sep or methods.check_options(method, [key.strip()]):  # the rule methods.plan applies
             raise MedoptError(f"heuristic {text!r}: bad option {item!r}; {name} takes "
-                              f"{', '.join(allowed) or 'no options'}")
+                              f"{', '.join(method.options) or 'no options'}")
         params.append((key.strip(), _value(value.strip())))
     return Heuristic(name, tuple(params))
 

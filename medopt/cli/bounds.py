@@ -49,8 +49,7 @@ def bounds_command(runs, qrels, metrics, method, solver, time_limit, max_grade, 
     rows = score_bounds(list(runs), list(metrics), qrels, names=names, complete=complete, topics=topics,
                         honour_rank=honour_rank,
                         progress=progress, warn=warn, max_grade=max_grade, method=method, solver=solver,
-                        time_limit=time_limit, residual=residual, limits=limits,
-                        **({"strategy": strategy} if strategy != "auto" else {}))
+                        time_limit=time_limit, residual=residual, limits=limits, strategy=strategy)
     if output:
         write_rows(rows, BOUNDS_COLUMNS, fmt, output, inputs=[list(runs), qrels])
     else:

@@ -172,7 +172,8 @@ def main():
 
 
 class TimeLimit(click.ParamType):
-    """Seconds per MED: a positive finite number; 0 or 'none': no limit."""
+    """Seconds per MED: a finite number, positive by methods.checked_options (the check every entry
+    point makes); 0, 'none', 'off' or 'no' on the command line: no limit."""
 
     name = "SECONDS"
 
@@ -186,9 +187,14 @@ class TimeLimit(click.ParamType):
             seconds = float(text)
         except ValueError:
             seconds = math.nan
-        if not math.isfinite(seconds) or seconds < 0:
+        if seconds == 0:
+            return None
+        if not math.isfinite(seconds):  # on the command line a limit is written as a number, or none
             self.fail(f"{value!r} is not a number of seconds (> 0; 0 or none: no limit)", param, ctx)
-        return seconds or None
+        try:
+            return methods.checked_options({"time_limit": seconds}).get("time_limit")
+        except MedoptError:
+            self.fail(f"{value!r} is not a number of seconds (> 0; 0 or none: no limit)", param, ctx)
 
 
 TIME_LIMIT_HELP = (f"Seconds per MED for the exact solver (default {DEFAULT_TIME_LIMIT:g}); beyond it the row is "

@@ -84,7 +84,7 @@ def matrix_command(runs, qrels, spans, metrics, method, solver, time_limit, max_
     """
     settings = Settings(method=method, solver=solver, time_limit=time_limit, max_grade=max_grade, pad=pad,
                         residual=residual, limits=tuple(parse_limits(at_most, at_least)),
-                        strategy=None if strategy == "auto" else strategy, fast=fast_path,
+                        strategy=strategy, fast=fast_path,
                         ranges=ranges or test is not None)  # SPEC 12 (--test) needs the ranges
     check_flip_options(flip, labels, scope)
     if (flip or test is not None) and (not summary or str(summary).endswith(".gz")):

@@ -13,7 +13,7 @@ from functools import cached_property
 from typing import Mapping, Sequence
 
 from ..errors import MedoptError
-from ..metrics import PER_TOPIC, Grading, Metric, default_max_grade, parse_metric
+from ..metrics import PER_TOPIC, Grading, Metric, default_max_grade, is_character_metric, parse_metric
 
 PAD_PREFIX = "\u27e8pad\u27e9"
 
@@ -84,6 +84,11 @@ class Instance:
     @cached_property
     def rank_b(self) -> dict:
         return {d: i for i, d in enumerate(self.b, start=1)}
+
+    @property
+    def padded(self) -> bool:
+        """Whether pad="free" filled a list with unjudged documents (PAD_PREFIX)."""
+        return any(str(d).startswith(PAD_PREFIX) for d in self.a + self.b)
 
     @property
     def max_grade(self) -> int:
@@ -169,7 +174,7 @@ def build_instance(metric, a, b, judgments=None, *, max_grade=None, gains=None, 
                    residual: bool = False, limits: Sequence[RelevanceLimit] = ()) -> Instance:
     """Validate user input and build the Instance every MED method works on."""
     metric = parse_metric(metric)
-    if getattr(metric, "characters", False):  # U: its instance is passages.PassageInstance (SPEC 8)
+    if is_character_metric(metric):  # U: its instance is passages.PassageInstance (SPEC 8)
         raise MedoptError(f"{metric} scores trailtexts of passages, not rankings of documents: give passages "
                           "(docid, offset, length) and spans= to medopt.med / difference_range / score_range")
     full_a, full_b = _ranking("a", a), _ranking("b", b)

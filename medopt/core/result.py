@@ -148,6 +148,11 @@ class RangeResult:
         return max(self.high, -self.low)
 
     @property
+    def direction(self) -> str:
+        """The side MED favours (range_direction)."""
+        return range_direction(self.low, self.high)
+
+    @property
     def verdict(self) -> str:
         """SPEC 7 from the proven bounds and the re-scored ends: decided, can flip or open."""
         return verdict(self.low, self.high, self.low_bound, self.high_bound)
@@ -169,6 +174,12 @@ class RangeResult:
 
 
 VERDICTS = ("decided", "can flip", "open")
+
+
+def range_direction(low: float, high: float) -> str:
+    """The direction of a range's MED = max(high, -low): "a" (A ahead, the high end) when high >= -low,
+    else "b"; the one rule for every range row (API, compare, matrix)."""
+    return "a" if high >= -low else "b"
 
 
 def verdict(low, high, low_bound=None, high_bound=None) -> str:

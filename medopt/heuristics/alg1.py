@@ -9,15 +9,22 @@ keep the ideal DCG smaller and win, so the result is only a lower bound (status
 largest numerator any assignment can reach (every positive difference at the
 top grade), over the ideal DCG of the judged documents, which no assignment
 can lower.
+
+The arithmetic is the array kernel kernels/closed_forms.alg1_ends on a block of one row: the batch
+path (batch/fastpath.py) runs the same kernel on a block of many topics.
 """
 
 from __future__ import annotations
 
 import time
 
+import numpy as np
+
 from ..core.instance import Instance
+from ..kernels.closed_forms import alg1_ends
 from ..metrics.base import log2_discount
 from ..core.result import MedResult, certify
+from .closed_form import one_row
 
 
 def dcg_weights(instance: Instance) -> tuple[dict, dict]:
@@ -30,46 +37,25 @@ def dcg_weights(instance: Instance) -> tuple[dict, dict]:
 def alg1(instance: Instance) -> MedResult:
     started = time.perf_counter()
     metric, grading = instance.metric, instance.grading
-    gain = lambda g: metric.gain(g, grading)
-    top = gain(grading.max_grade)
-    judged_gains = [gain(g) for g in instance.judgments.values() if gain(g) > 0]
     weights_a, weights_b = dcg_weights(instance)
-    base = sum(w * gain(instance.judgments[d]) for d, w in weights_a.items() if d in instance.judgments)
-    base -= sum(w * gain(instance.judgments[d]) for d, w in weights_b.items() if d in instance.judgments)
-
-    def ideal_dcg(extra_top_grade_docs: int) -> float:
-        profile = sorted(judged_gains + [top] * extra_top_grade_docs, reverse=True)
-        return sum(g * log2_discount(i) for i, g in enumerate(profile[: metric.cutoff], start=1))
-
-    best_value, best_direction, best_docs = 0.0, "a", []
-    largest_numerator, ends = 0.0, {}
-    for direction, sign in (("a", 1.0), ("b", -1.0)):
-        own_value, own_docs = -float("inf"), []
-        differences = sorted(((sign * (weights_a.get(d, 0.0) - weights_b.get(d, 0.0)) * top, d)
-                              for d in instance.unjudged), key=lambda pair: -pair[0])
-        numerator, chosen = sign * base, []
-        for step in range(len(differences) + 1):
-            if step > 0:
-                difference, doc = differences[step - 1]
-                if difference <= 0:
-                    break  # no more documents that raise this side
-                numerator += difference
-                chosen.append(doc)
-            denominator = ideal_dcg(len(chosen))
-            if denominator > 0 and numerator / denominator > own_value:
-                own_value, own_docs = numerator / denominator, list(chosen)
-        if own_value > best_value:
-            best_value, best_direction, best_docs = own_value, direction, own_docs
-        ends[direction] = dict.fromkeys(own_docs, grading.max_grade)  # this direction's own best (others at 0)
-        largest_numerator = max(largest_numerator, numerator)
-    assignment = {d: 0 for d in instance.unjudged}
-    assignment.update({d: grading.max_grade for d in best_docs})
+    difference, rows, base, top_gain = one_row(instance, weights_a, weights_b, metric.gain)
+    judged = sorted((g for g in (metric.gain(v, grading) for v in instance.judgments.values()) if g > 0),
+                    reverse=True)
+    depth = metric.cutoff if metric.cutoff is not None else len(judged) + len(difference)  # the ideal's ranks
+    judged_gain = np.zeros((1, depth))
+    judged_gain[0, :min(len(judged), depth)] = judged[:depth]
+    discount = np.array([log2_discount(i) for i in range(1, depth + 1)])
+    found = alg1_ends(difference, rows, base, top_gain, judged_gain, discount, 1)
+    unjudged = instance.unjudged
+    ends = {direction: dict.fromkeys((unjudged[i] for i in docs.tolist()), grading.max_grade)
+            for direction, (docs, _) in zip("ab", found.own_docs)}  # each direction's own best (others at 0)
+    best_value, best_direction = float(found.value[0]), "b" if found.direction_b[0] else "a"
+    assignment = {d: 0 for d in unjudged}
+    assignment.update(dict.fromkeys((unjudged[i] for i in found.chosen().tolist()), grading.max_grade))
     if grading.max_grade == 1:
         bound, status = best_value, "optimal"
     else:
-        judged_ideal = ideal_dcg(0)
-        bound = min(1.0, largest_numerator / judged_ideal) if judged_ideal > 0 else 1.0
-        status = "heuristic"
+        bound, status = float(found.graded_bound[0]), "heuristic"
     # each direction's own best: a range's two ends start from them (exact.driver.seed_guesses)
     return certify(instance, assignment, best_direction, upper_bound=bound, status=status,
                    method="alg1", solver=None, started=started, claimed=best_value, details={"assignments": ends})

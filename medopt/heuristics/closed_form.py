@@ -15,13 +15,19 @@ Other metric families may give closed forms of their own: a metric with a ``clos
 method (Success@k, R@k; the proof is in its docstring, beside the metric) is answered by it, and the
 closed-form method computes MED and both range ends for those metrics too (``has_closed_form``).
 Both kinds hold without relevance limits only.
+
+The arithmetic is the array kernel kernels/closed_forms.dot_product_ends, on a block of one row: the
+batch path (batch/fastpath.py) runs the same kernel on a block of many topics.
 """
 
 from __future__ import annotations
 
 import time
 
+import numpy as np
+
 from ..core.instance import Instance
+from ..kernels.closed_forms import dot_product_ends as dot_product_kernel, judged_base
 from ..core.result import End, MedResult, RangeResult, certify, certify_range
 
 
@@ -51,21 +57,30 @@ def dot_product_ends(instance: Instance) -> dict[str, tuple[float, dict]]:
     of the difference range)."""
     metric, grading = instance.metric, instance.grading
     weights_a, weights_b = document_weights(instance)
-    base = sum(w * metric.unit_gain(instance.judgments[d], grading) for d, w in weights_a.items() if d in instance.judgments)
-    base -= sum(w * metric.unit_gain(instance.judgments[d], grading) for d, w in weights_b.items() if d in instance.judgments)
-    top = metric.unit_gain(grading.max_grade, grading)
+    difference, rows, base, top_gain = one_row(instance, weights_a, weights_b, metric.unit_gain)
+    values = dict(zip("ab", (float(v[0]) for v in dot_product_kernel(difference, rows, base, top_gain, 1))))
     ends = {}
-    for direction, sign in (("a", 1.0), ("b", -1.0)):
-        assignment = {}
-        value = sign * base
-        for doc in instance.unjudged:
-            gain_difference = sign * (weights_a.get(doc, 0.0) - weights_b.get(doc, 0.0))
-            assignment[doc] = grading.max_grade if gain_difference > 0 else 0
-            value += max(gain_difference, 0.0) * top
+    for direction, helps in (("a", difference > 0), ("b", difference < 0)):
+        assignment = {doc: grading.max_grade if up else 0 for doc, up in zip(instance.unjudged, helps.tolist())}
+        value = values[direction]
         if instance.residual:
             value += metric.tail_weight(len(instance.full_a if direction == "a" else instance.full_b))
         ends[direction] = (value, assignment)
     return ends
+
+
+def one_row(instance: Instance, weights_a: dict, weights_b: dict, gain) -> tuple:
+    """The kernels' inputs for one instance, a block of one row: the unjudged documents' weight
+    differences (in ``instance.unjudged`` order), their rows (0), the judged base and the top grade's
+    ``gain``."""
+    grading, judgments = instance.grading, instance.judgments
+    difference = np.array([weights_a.get(d, 0.0) - weights_b.get(d, 0.0) for d in instance.unjudged],
+                          dtype=np.float64)
+    terms = [np.array([w * gain(judgments[d], grading) for d, w in weights.items() if d in judgments],
+                      dtype=np.float64) for weights in (weights_a, weights_b)]
+    zeros = [np.zeros(len(t), dtype=np.int64) for t in terms]
+    base = judged_base(zeros[0], terms[0], zeros[1], terms[1], 1)
+    return difference, np.zeros(len(difference), dtype=np.int64), base, np.array([gain(grading.max_grade, grading)])
 
 
 def closed_form(instance: Instance) -> MedResult:

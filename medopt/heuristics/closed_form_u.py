@@ -12,6 +12,7 @@ chosen by its net weight.  Each direction's maximum is exact on its own, so the 
 of the difference range (SPEC 7) and the larger is MED-U; the score range of one trailtext is the
 difference range against an empty one.
 
+The arithmetic is the array kernel of kernels/closed_forms.py (character_weights, character_ends).
 The whole computation is a few NumPy passes over the characters (one ``np.unique`` joins the
 occurrences of a character): a topic pair at L = 12,000 in milliseconds (docs/explanation/index.md).  The
 weights are integers and the value is c * (an integer) / L, so both ends are exact to rounding.
@@ -27,35 +28,24 @@ import numpy as np
 
 from ..core.passage_instance import SHIFT, PassageInstance
 from ..core.result import MedResult, RangeResult
+from ..kernels.closed_forms import character_ends, character_weights as kernel_weights
 from .closed_form import med_of_ends, range_of_ends
 
 
 def character_weights(instance: PassageInstance) -> tuple[np.ndarray, np.ndarray]:
     """(keys, net weights): each distinct character of the two trailtexts once, sorted by key, with
-    W_A(x) - W_B(x) (integers)."""
-    keys_a, weights_a = instance.characters(instance.a)
-    keys_b, weights_b = instance.characters(instance.b)
-    keys, where = np.unique(np.concatenate((keys_a, keys_b)), return_inverse=True)
-    where = where.reshape(-1)
-    count = len(keys_a)  # integer weights below 2^53 add exactly as floats
-    net = (np.bincount(where[:count], weights=weights_a, minlength=len(keys))
-           - np.bincount(where[count:], weights=weights_b, minlength=len(keys)))
-    return keys, net.astype(np.int64)
+    W_A(x) - W_B(x) (integers; kernels.closed_forms.character_weights)."""
+    return kernel_weights(*instance.characters(instance.a), *instance.characters(instance.b))
 
 
 def closed_form_u_ends(instance: PassageInstance) -> dict[str, tuple[float, dict]]:
     """{"a": (max U(A) - U(B), assignment), "b": (max U(B) - U(A), assignment)}."""
     keys, net = character_weights(instance)
     known = instance.judged_mask[keys >> SHIFT] if len(keys) else np.zeros(0, dtype=bool)
-    fixed = int(net[known & instance.relevant_keys(keys)].sum())        # judged relevant characters
-    free = net[~known]
+    relevant = instance.relevant_keys(keys)
     scale = instance.gain / instance.metric.length
-    ends = {}
-    for direction, sign in (("a", 1), ("b", -1)):
-        helps = ~known & (sign * net > 0)
-        total = sign * fixed + int((sign * free).clip(min=0).sum())
-        ends[direction] = (scale * total, instance.runs_of(keys[helps]))
-    return ends
+    return {direction: (scale * total, instance.runs_of(keys[helps]))
+            for direction, (total, helps) in character_ends(net, known, relevant).items()}
 
 
 def closed_form_u(instance: PassageInstance) -> MedResult:

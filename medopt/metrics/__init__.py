@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from .base import REGISTRY, Grading, Metric, Reduction, declared_reductions, default_max_grade
+from .base import REGISTRY, Grading, Metric, Reduction, declared_reductions, default_max_grade, is_character_metric
 from .conventions import PER_TOPIC, judged_at, resolve_max_grade
 from .grammar import metric_names, parse_metric
 
@@ -18,4 +18,4 @@ for _module in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{_module.name}")
 
 __all__ = ["Metric", "Grading", "Reduction", "parse_metric", "default_max_grade", "PER_TOPIC", "resolve_max_grade", "judged_at", "REGISTRY", "metric_names",
-           "declared_reductions"]
+           "declared_reductions", "is_character_metric"]

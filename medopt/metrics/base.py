@@ -76,6 +76,12 @@ def check_gain_map(gains: Mapping[int, float], max_grade: int) -> None:
         raise MedoptError(f"gains must be non-decreasing with a positive top gain, got {dict(gains)}")
 
 
+def is_character_metric(metric) -> bool:
+    """Whether ``metric`` scores trailtexts of passages (U, SPEC 8: ``characters = True`` on its class)
+    rather than rankings of documents: the one test, for every caller that routes MED-U apart."""
+    return bool(getattr(metric, "characters", False))
+
+
 def default_max_grade(grades: Grades | None) -> int:
     """The largest grade in ``grades`` (one topic's judgments), and at least 1: SPEC 1's G for one
     topic given alone, and the old per-topic rule (``max_grade="per-topic"``)."""

@@ -23,7 +23,7 @@ from ..io.passages import PassageRun, check_spans, read_passage_judgments, read_
 from ..io.results import mean, rows_frame
 from ..io.trec import Run, pair_topics, run_names, tie_note
 from ..io.topics import mean_topics, read_topic_choice
-from ..metrics import PER_TOPIC, judged_at, parse_metric, resolve_max_grade
+from ..metrics import PER_TOPIC, is_character_metric, judged_at, parse_metric, resolve_max_grade
 from ..core.result import exact_mean, exact_value, mean_range
 from ..core.significance import SUMMARY_COLUMNS as SIGNIFICANCE_COLUMNS, summary_columns, wants_ranges
 from ..flip.columns import FLIP_COLUMNS, flip_columns
@@ -64,7 +64,7 @@ def _passage_run(value, what: str, honour_rank: bool) -> Run:
 def _passage_inputs(run_a, run_b, qrels, spans, parsed, honour_rank: bool):
     """MED-U's inputs (SPEC 8): the two passage runs, the qrels and the spans (topic -> docid -> spans);
     every metric must be a character-level one."""
-    documents = [str(m) for m in parsed if not getattr(m, "characters", False)]
+    documents = [str(m) for m in parsed if not is_character_metric(m)]
     if documents:
         raise MedoptError(f"--spans and passage runs go with passage metrics (U(L=..)), not {', '.join(documents)}")
     first, second = _passage_run(run_a, "run_a", honour_rank), _passage_run(run_b, "run_b", honour_rank)
@@ -101,7 +101,7 @@ def compare_rows(run_a, run_b, qrels=None, metrics=None, *, method: str = "auto"
     ranges = wants_ranges(test, alpha) or ranges  # SPEC 12 needs the ranges
 
     parsed, companions = unique_measures(_metric_list(metrics), warn, passages=True)
-    passages = spans is not None or any(getattr(m, "characters", False) for m in parsed)
+    passages = spans is not None or any(is_character_metric(m) for m in parsed)
     if passages:
         first, second, judgments, topic_spans = _passage_inputs(run_a, run_b, qrels, spans, parsed, honour_rank)
     else:
@@ -128,7 +128,6 @@ def compare_rows(run_a, run_b, qrels=None, metrics=None, *, method: str = "auto"
     ranking_b = {t: second.rankings.get(t, ()) for t in common}
     rows, per_metric = [], {str(m): [] for m in parsed}
     ask = api.difference_range if ranges else api.med
-    options = {"strategy": strategy} if strategy not in (None, "auto") else {}
     work = [(t, m) for t in common for m in parsed]
     for topic, metric in tqdm(work, desc="compare", unit="med", disable=not progress, leave=False):
         try:
@@ -138,7 +137,7 @@ def compare_rows(run_a, run_b, qrels=None, metrics=None, *, method: str = "auto"
             else:
                 result = ask(metric, ranking_a[topic], ranking_b[topic], judgments.get(topic, {}),
                              max_grade=top, method=method, solver=solver, time_limit=time_limit, pad=pad,
-                             residual=residual, limits=limits, **options)
+                             residual=residual, limits=limits, strategy=strategy)
         except MedoptError as error:
             raise MedoptError(f"topic {topic}, {metric}: {error}") from None
         score_a, score_b = result.observed
@@ -149,7 +148,7 @@ def compare_rows(run_a, run_b, qrels=None, metrics=None, *, method: str = "auto"
                "judged_b": judged_at(metric, ranking_b[topic], judgments.get(topic, {})),
                "method": result.method, "seconds": result.seconds}
         if ranges:
-            row.update(med=result.med, direction=name_a if result.high >= -result.low else name_b,
+            row.update(med=result.med, direction=name_a if result.direction == "a" else name_b,
                        certified=result.certified, upper_bound=max(result.high_bound, -result.low_bound),
                        low=result.low, high=result.high, low_bound=result.low_bound, high_bound=result.high_bound,
                        low_certified=result.low_certified, high_certified=result.high_certified,

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..batch import Settings, collect_rows, unique_measures
 from ..batch.engines import read_runs
+from ..batch.matrix import check_run_count, shared_topics
 from ..batch.runset import chosen_topics
 from ..batch.passageset import character_job, check_character_settings, passage_set
 from ..batch.runset import columns_from_rankings, load_runset, read_run_columns
@@ -57,8 +58,7 @@ def _passage_set(runs, qrels, spans, parsed, honour_rank: bool):
     them), qrels and spans as a PassageSet."""
     items = [(str(name), run) for name, run in runs.items()] if isinstance(runs, Mapping) else [
         (None, run) for run in runs]
-    if len(items) < 2:
-        raise MedoptError("matrix needs at least two runs")
+    check_run_count(len(items))
     read = []
     for index, (name, run) in enumerate(items):
         run = _passage_run(run, name or f"run{index}", honour_rank)
@@ -81,7 +81,7 @@ def matrix_rows(runs, qrels=None, metrics=None, *, ranges: bool = False, jobs: i
     ranges = wants_ranges(test, alpha, correction) or ranges  # SPEC 12 needs the ranges
     parsed, companions = unique_measures(_metric_list(metrics), warn, passages=True)
     settings = Settings(method=method, solver=solver, time_limit=time_limit, max_grade=max_grade, pad=pad,
-                        residual=residual, limits=tuple(limits), strategy=None if strategy == "auto" else strategy,
+                        residual=residual, limits=tuple(limits), strategy=strategy,
                         fast=fast_path, ranges=ranges)
     if character_job(parsed, companions, spans):  # MED-U: passage runs (SPEC 8)
         check_character_settings(settings)
@@ -91,19 +91,13 @@ def matrix_rows(runs, qrels=None, metrics=None, *, ranges: bool = False, jobs: i
     else:
         judgments = as_qrels(qrels)
         columns = _run_columns(runs, honour_rank, jobs)
-        if len(columns) < 2:
-            raise MedoptError("matrix needs at least two runs")
+        check_run_count(len(columns))
         for note in filter(None, (tie_note(c.name, c.tied) for c in columns)):
             warn(note)
         extra = unretrieved_topics(judgments, complete)
         runset = load_runset(None, judgments, max_grade=max_grade, columns=columns, extra_topics=extra)
-        if len(set(runset.names)) != len(runset.names):
-            raise MedoptError(f"two runs have the same name ({', '.join(runset.names)}): name them "
-                              "(a dict name -> run)")
         present = np.array([length > 0 for length in runset.length])
-    in_two = present.sum(axis=0) >= 2
-    if not in_two.any() and not complete:
-        raise MedoptError(f"no two of the {len(runset.names)} runs share a topic: nothing to compare")
+    in_two = shared_topics(runset, complete)
     one_sided = 0 if complete else sum(int(np.count_nonzero(present[i] ^ present[j]))
                                        for i in range(len(present)) for j in range(i + 1, len(present)))
     if one_sided:
