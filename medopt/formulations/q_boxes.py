@@ -23,11 +23,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pyomo.environ as pyo
 
 from ..core.instance import judged_count
 from ..kernels import q_enumeration
-from ..modeling import count_at_least, new_model
+from ..modeling import InfeasibleModel, between, count_at_least, expression, index, new_model, objective, rows_over
 from . import q_quick
 from .base import BoxSearch
 from .q_profiles import (QBox, box_case, depth, ideal_gains, profile_grades, reachable, shared_ranks, tighten,
@@ -209,8 +208,6 @@ class ProfileBoxes(BoxSearch):
         None when there is nothing to decide or a constant row fails (the models then say so).
         ``cases``: the template for one-profile cases, with the collection cuts, built when the
         first case needs it."""
-        from pyomo.common.errors import InfeasibleConstraintException
-
         if not instance.unjudged or instance.metric.p("rel") > instance.max_grade:
             return None
         shared = self._shared(instance)
@@ -218,7 +215,7 @@ class ProfileBoxes(BoxSearch):
         if key not in shared:  # the rows do not depend on the direction, only the objective does
             try:
                 shared[key] = BoxModels(instance, direction, collection=cases)
-            except InfeasibleConstraintException:
+            except InfeasibleModel:
                 shared[key] = None
         template = shared[key]
         return None if template is None else template.for_direction(direction)
@@ -232,27 +229,27 @@ class ProfileBoxes(BoxSearch):
         box, cap, rel = case.box, depth(instance), instance.metric.p("rel")
         m = new_model(instance, direction, f"Q-measure, {case.label}, lam = {lam!r}")
         bounds = {g: (lo, hi) for g, lo, hi in box}
-        m.PROFILE = pyo.Set(initialize=sorted(bounds), doc="grades whose collection count the box bounds")
+        profile = index(m, "PROFILE", sorted(bounds), doc="grades whose collection count the box bounds")
 
-        def bound_count(m, g):
+        def bound_count(g):
             count, (lo, hi) = count_at_least(m, instance, g), bounds[g]
             if isinstance(count, int):
-                return pyo.Constraint.Skip
+                return None
             if g != rel and hi >= cap:
                 return count >= lo
-            return pyo.inequality(lo, count, hi)
+            return between(lo, count, hi)
 
-        m.profile = pyo.Constraint(m.PROFILE, rule=bound_count,
-                                   doc="R_lo <= C_rel <= R_hi; lo_g <= C_g <= hi_g (no upper limit when hi_g = L)")
+        rows_over(m, "profile", profile, bound_count,
+                  doc="R_lo <= C_rel <= R_hi; lo_g <= C_g <= hi_g (no upper limit when hi_g = L)")
         terms = CaseTerms(m, instance, {g: lo for g, lo, _ in box}, {g: hi for g, _, hi in box})
         terms.add_products()
         terms.add_valid_inequalities()
         better, other = (instance.a, instance.b) if direction == "a" else (instance.b, instance.a)
         shared = shared_ranks(instance)  # equal terms in both lists: they cancel, left out of both
-        m.upper_better = pyo.Expression(expr=terms.score(better, terms.ideal_low, shared),
-                                        doc="R * Q(better list) or more: cg* at the box's smallest counts, shared ranks left out")
-        m.lower_other = pyo.Expression(expr=terms.score(other, terms.ideal_high, shared),
-                                       doc="R * Q(other list) or less: cg* at the box's largest counts, shared ranks left out")
-        m.objective = pyo.Objective(expr=m.upper_better - m.lower_other - lam * count_at_least(m, instance, rel),
-                                    sense=pyo.maximize, doc="F(lam) >= R * (sign * (Q(A) - Q(B)) - lam)")
+        upper_better = expression(m, "upper_better", terms.score(better, terms.ideal_low, shared),
+                                  doc="R * Q(better list) or more: cg* at the box's smallest counts, shared ranks left out")
+        lower_other = expression(m, "lower_other", terms.score(other, terms.ideal_high, shared),
+                                 doc="R * Q(other list) or less: cg* at the box's largest counts, shared ranks left out")
+        objective(m, upper_better - lower_other - lam * count_at_least(m, instance, rel),
+                  doc="F(lam) >= R * (sign * (Q(A) - Q(B)) - lam)")
         return m
