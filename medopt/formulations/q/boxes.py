@@ -1,6 +1,6 @@
 """Branch and bound over boxes of Q-measure profiles: the BoxSearch side of QMeasure (strategy
 "boxes", the default; the search itself is exact.boxes.solve_boxes).  The math of a box, its
-test model and why it bounds every assignment of the box: q_measure.py.
+test model and why it bounds every assignment of the box: measure.py.
 
 Small boxes.  A box or case with at most SMALL_BOX assignments (the chains n >= U_1 >= ... >= U_G
 >= 0 inside its intervals, C(n, U_1) C(U_1, U_2) ... of them each) is settled without a model: every
@@ -15,7 +15,7 @@ directions (the instance and its boxes are the same; only the sign differs).  Wi
 R_hi - R_lo > WIDE_BOX R_lo is split without a test (``too_wide``).
 The box search solves a few small LPs where profile enumeration solved a MILP per profile
 (measured: docs/explanation/q-measure.md#q-measure-boxes-against-profile-enumeration).
-The box LPs are patched from one compiled template per instance: q_template.py.
+The box LPs are patched from one compiled template per instance: template.py.
 """
 
 from __future__ import annotations
@@ -24,16 +24,16 @@ import math
 
 import numpy as np
 
-from ..core.instance import judged_count
-from ..kernels import q_enumeration
-from ..modeling import InfeasibleModel, between, count_at_least, expression, index, new_model, objective, rows_over
-from . import q_quick
-from .base import BoxSearch
-from .q_profiles import (QBox, box_case, depth, ideal_gains, profile_grades, reachable, shared_ranks, tighten,
+from ...core.instance import judged_count
+from ...modeling import InfeasibleModel, between, count_at_least, expression, index, new_model, objective, rows_over
+from ...kernels import bounds_by_count, q_enumeration
+from ...kernels.bounds_by_count import shared_ranks
+from ..base import BoxSearch
+from .profiles import (QBox, box_case, depth, ideal_gains, profile_grades, reachable, tighten,
                          unjudged_intervals, zero_case)
-from .q_roof import BoxForm
-from .q_template import BoxModels
-from .q_terms import CaseTerms
+from .roof import BoxForm
+from .template import BoxModels
+from .terms import CaseTerms
 
 # a box or case with at most this many assignments is settled by evaluating them all (value:
 # docs/explanation/q-measure.md#q-measure-small-boxes)
@@ -79,11 +79,11 @@ class ProfileBoxes(BoxSearch):
         return roots
 
     def box_bound(self, instance, direction, case) -> float:
-        """A box's first bound, before any model: the closed form of q_quick (per R, each document bounded
+        """A box's first bound, before any model: the closed form of kernels/bounds_by_count (per R, each document bounded
         alone), the largest over the box's R; inf (no claim) for a single profile."""
         if not isinstance(case, QBox):
             return math.inf
-        return q_quick.box_bound(self._per_r(instance, direction), *case.r_range)
+        return bounds_by_count.box_bound(self._per_r(instance, direction), *case.r_range)
 
     def quick_bound(self, instance, direction) -> float:
         """The same closed form over every R (0 when R = 0 is reachable: both scores are 0): what an
@@ -93,10 +93,10 @@ class ProfileBoxes(BoxSearch):
         return max(bound, 0.0) if judged_count(instance, instance.metric.p("rel")) == 0 else bound
 
     def _per_r(self, instance, direction) -> dict:
-        """q_quick.bounds_by_r of the direction, computed once per instance."""
+        """bounds_by_count.bounds_by_r of the direction, computed once per instance."""
         shared = self._shared(instance)
         if ("quick", direction) not in shared:
-            shared["quick", direction] = q_quick.bounds_by_r(instance, direction)
+            shared["quick", direction] = bounds_by_count.bounds_by_r(instance, direction)
         return shared["quick", direction]
 
     def split(self, instance, case) -> list:
@@ -194,7 +194,7 @@ class ProfileBoxes(BoxSearch):
         return best
 
     def box_quadratic(self, instance, direction):
-        """The direction's BoxForm (q_roof.py: a box's F(lam) in the variables z[d,g] = [grade(d) >= g]),
+        """The direction's BoxForm (roof.py: a box's F(lam) in the variables z[d,g] = [grade(d) >= g]),
         built once per instance and direction; None when there is nothing to decide."""
         if not instance.unjudged or instance.metric.p("rel") > instance.max_grade:
             return None
@@ -221,7 +221,7 @@ class ProfileBoxes(BoxSearch):
         return None if template is None else template.for_direction(direction)
 
     def build_box(self, instance, direction, case, lam):
-        """The test model of a box of profiles at a difference ``lam`` (q_measure's docstring): its optimum
+        """The test model of a box of profiles at a difference ``lam`` (measure's docstring): its optimum
         F(lam) is >= R (difference - lam) for every assignment whose profile lies in the box, so
         F(lam) <= 0 proves that no such assignment beats lam."""
         if lam is None:

@@ -27,14 +27,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..core.instance import judged_count
-from ..core.deadlines import Ticker
-from ..metrics import parse_metric
-from ..modeling import (binaries, binary_and, count_at_least, equal, expression, new_matrix, new_model, objective,
+from ...core.instance import judged_count
+from ...core.deadlines import Ticker
+from ...metrics import parse_metric
+from ...modeling import (binaries, binary_and, count_at_least, equal, expression, new_matrix, new_model, objective,
                         relevant_at, row, rows, total)
-from .base import (CappedRatio, Case, CaseModels, DinkelbachMatrix, DinkelbachModels, DirectMatrix, DirectModel,
+from ..base import (CappedRatio, Case, CaseModels, DinkelbachMatrix, DinkelbachModels, DirectMatrix, DirectModel,
                    Formulation, ModelSize, grade_variables, register)
-from .precision_bounds import PrecisionBounds, pair_arrays, pair_count, relevance_linear
+from .bounds import PrecisionBounds, pair_arrays, pair_count, relevance_linear
 
 
 def relevance_products(m, instance, direction, scales=(1.0, 1.0)):

@@ -33,10 +33,11 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..core.instance import judged_count
-from ..modeling import MatrixModel, new_matrix
-from .q_profiles import QBox, depth, profile_grades, profile_intervals, shared_ranks
-from .q_terms import CaseTerms
+from ...core.instance import judged_count
+from ...modeling import MatrixModel, new_matrix
+from ...kernels.bounds_by_count import shared_ranks
+from .profiles import QBox, depth, profile_grades, profile_intervals
+from .terms import CaseTerms
 
 PLACEHOLDER = 0.5  # coefficient of rel(d) in the template's count cuts: never cancels an integer, patched per box
 

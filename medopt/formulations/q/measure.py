@@ -121,12 +121,12 @@ from __future__ import annotations
 from itertools import product
 from math import comb
 
-from ..core.instance import judged_count
-from ..modeling import count_at_least, direction_sign, expression, index, new_model, objective, rows_over
-from .base import CaseModels, Formulation, ModelSize, grade_variables, register
-from .q_boxes import ProfileBoxes
-from .q_profiles import depth, profile_case, profile_grades, reachable, zero_case
-from .q_terms import CaseTerms
+from ...core.instance import judged_count
+from ...modeling import count_at_least, direction_sign, expression, index, new_model, objective, rows_over
+from ..base import CaseModels, Formulation, ModelSize, grade_variables, register
+from .boxes import ProfileBoxes
+from .profiles import depth, profile_case, profile_grades, reachable, zero_case
+from .terms import CaseTerms
 
 
 @register

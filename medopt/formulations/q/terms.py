@@ -1,15 +1,15 @@
 """The terms of a Q-measure model under one profile or over a box of profiles: the products y, the
-valid inequalities and the per-rank score terms (the math: q_measure.py's Variables, Constraints,
+valid inequalities and the per-rank score terms (the math: measure.py's Variables, Constraints,
 Valid inequalities and Objective, and its Boxes of profiles).  The same code writes a Pyomo model
-(q_measure, q_boxes) and the matrix template (q_template, modeling.new_matrix)."""
+(measure, boxes) and the matrix template (template, modeling.new_matrix)."""
 
 from __future__ import annotations
 
 from itertools import combinations
 
-from ..core.instance import judged_count
-from ..modeling import binary_and, row_list, summation
-from .q_profiles import ideal_gains
+from ...core.instance import judged_count
+from ...modeling import binary_and, row_list, summation
+from .profiles import ideal_gains
 
 
 class CaseTerms:

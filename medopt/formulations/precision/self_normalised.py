@@ -59,13 +59,13 @@ from itertools import combinations_with_replacement
 
 import numpy as np
 
-from ..errors import TooLargeError
-from ..core.instance import judged_count
-from ..metrics.ap import sum_of_precisions
-from ..metrics.base import log2_discount
-from ..modeling import direction_sign, equal, expression, gain_at, new_model, objective, rows
-from .base import CaseModels, Formulation, ListPairCase, register
-from .precision_sums import PrecisionSums, numerator_expression, relevance_products
+from ...errors import TooLargeError
+from ...core.instance import judged_count
+from ...metrics.ap import sum_of_precisions
+from ...metrics.base import log2_discount
+from ...modeling import direction_sign, equal, expression, gain_at, new_model, objective, rows
+from ..base import CaseModels, Formulation, ListPairCase, register
+from .sums import PrecisionSums, numerator_expression, relevance_products
 
 # grade multisets of one group of documents (shared, or one list's own) enumerated at most, and the
 # (own X) x (own Y) grid of one shared multiset; beyond either the instance is refused (value:
