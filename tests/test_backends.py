@@ -8,7 +8,7 @@ import pytest
 from dataclasses import replace
 
 from medopt.formulations import REGISTRY
-from medopt.formulations.q_profiles import QBox
+from medopt.formulations.q.profiles import QBox
 from medopt.core.instance import build_instance
 from medopt.solvers.backends import HighsSession, solve
 

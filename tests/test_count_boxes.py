@@ -1,6 +1,6 @@
 """The branch and bound over the relevant count (exact/count_boxes.py), its boxes tested by the
 decomposition into the two lists (kernels/precision_chains.py, exact/lagrangian.decomposition_bound)
-and by the roof dual with the count's rows (formulations/count_rows.py): each list's dynamic programme
+and by the roof dual with the count's rows (kernels/box_rows.py): each list's dynamic programme
 is its exact maximum, the decomposition never bounds a box below its maximum, every row holds on its
 box, the bound the search leaves is never below the direction's maximum (enumeration), and a direction
 it settles is settled at the maximum; MED and both range ends through it equal enumeration, with either
@@ -19,8 +19,8 @@ import medopt.exact.count_boxes as count_boxes_module
 from medopt.exact.count_boxes import DEFLECTION, CountSearch, count_boxes
 from medopt.exact.lagrangian import rows_bound
 from medopt.formulations import formulation_for
-from medopt.formulations.count_rows import CountRows, complete
-from medopt.formulations.precision_bounds import relevance_chains, relevance_quadratic
+from medopt.kernels.box_rows import CountRows, complete
+from medopt.formulations.precision.bounds import relevance_chains, relevance_quadratic
 from medopt.kernels.precision_chains import chain_max
 from medopt.metrics import parse_metric
 from medopt.core.reductions import reduce

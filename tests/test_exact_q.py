@@ -19,9 +19,10 @@ import medopt
 from medopt.errors import MedoptError
 from medopt.formulations import formulation_for
 from medopt.core.instance import judged_count
-from medopt.formulations import q_boxes
-from medopt.formulations.q_boxes import ProfileBoxes
-from medopt.formulations.q_profiles import QBox, QProfile, box_case, depth, profile_grades, shared_ranks, tighten
+from medopt.formulations.q import boxes as q_boxes
+from medopt.formulations.q.boxes import ProfileBoxes
+from medopt.formulations.q.profiles import QBox, QProfile, box_case, depth, profile_grades, tighten
+from medopt.kernels.bounds_by_count import shared_ranks
 from medopt.kernels.q_enumeration import chain_rows
 from medopt.core.instance import RelevanceLimit, build_instance
 from medopt.synthetic.random_instances import random_instances

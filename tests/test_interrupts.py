@@ -46,7 +46,7 @@ def pair(depth):
 
 
 if case in ("highs", "highs-setup", "cpsat"):
-    from medopt.formulations.precision_sums import PrecisionSums
+    from medopt.formulations.precision.sums import PrecisionSums
     PrecisionSums.relaxation_bound = None  # the roof dual and its search settle these with no model: build it
 if case == "highs":  # AP@100 on HiGHS: a minute and more of branch and bound
     announce(backends, "solve_highs")
@@ -58,7 +58,7 @@ elif case == "cpsat":  # AP@200 on CP-SAT: unsettled after 20 s
     announce(backends, "solve_cpsat")
     call = lambda: medopt.med("AP@200", *pair(200), {}, solver="cpsat")
 elif case == "boxes":  # Q(beta=1)@100: the box LPs (HiGHS, ~90,000 nonzeros each), as for an instance
-    from medopt.formulations import q_rows  # beyond the rows' reach (without them: over 60 s, 136 box LPs)
+    from medopt.formulations.q import rows as q_rows  # beyond the rows' reach (without them: over 60 s, 136 box LPs)
     q_rows.ROW_PRODUCTS = 0
     announce(backends.HighsSession, "solve")
     call = lambda: medopt.med("Q(beta=1)@100", *pair(100), {})

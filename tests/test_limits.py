@@ -13,7 +13,7 @@ import pytest
 import medopt
 from medopt.errors import MedoptError, TooLargeError
 from medopt.formulations import REGISTRY as FORMULATIONS
-from medopt.formulations.precision_sums import PrecisionSums
+from medopt.formulations.precision.sums import PrecisionSums
 from medopt.synthetic.generate import generate_runs
 from medopt.core.instance import build_instance
 from medopt.core.deadlines import OutOfTime, Ticker, check_time, remaining, until
@@ -139,7 +139,7 @@ def test_time_limit_holds_when_a_model_too_large_is_searched_on(warm, monkeypatc
     import medopt.exact.driver as driver
     import medopt.exact.relaxation as relaxation
     from medopt.errors import TooLargeError
-    from medopt.formulations.precision_sums import PrecisionSums
+    from medopt.formulations.precision.sums import PrecisionSums
 
     def refuse(*args, **kwargs):
         raise TooLargeError("refused for the test")
@@ -194,7 +194,7 @@ def test_a_direction_searched_on_leaves_the_time_after_its_share_to_the_other(wa
     import medopt.exact.driver as driver
     import medopt.exact.relaxation as relaxation
     from medopt.errors import TooLargeError
-    from medopt.formulations.precision_sums import PrecisionSums
+    from medopt.formulations.precision.sums import PrecisionSums
 
     def refuse(*args, **kwargs):
         raise TooLargeError("refused for the test")

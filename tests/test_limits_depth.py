@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from medopt.formulations import q_quick
+from medopt.kernels import bounds_by_count as q_quick
 from medopt.core.instance import build_instance
 from medopt.synthetic.random_instances import random_instances
 from medopt.core.reductions import dominance_keys, rank_dominance
@@ -161,8 +161,8 @@ def test_the_roof_duals_pairs_are_refused_past_the_memory_ceiling():
     """quadratic_form asks limits.check_room before building its pairs: under a ceiling the process is
     already past, a form of more than SMALL_STEP bytes raises OutOfRoom (an OutOfTime, so the exact
     driver ends the direction at its quick bound), and a small one is built as before."""
-    from medopt.formulations.precision_bounds import ROOF_BYTES_PER_PAIR, pair_count
-    from medopt.formulations.precision_sums import PrecisionSums
+    from medopt.formulations.precision.bounds import ROOF_BYTES_PER_PAIR, pair_count
+    from medopt.formulations.precision.sums import PrecisionSums
     from medopt.synthetic.generate import generate_runs
     from medopt.core.deadlines import SMALL_STEP, OutOfRoom, memory_ceiling
 

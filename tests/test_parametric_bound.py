@@ -70,7 +70,7 @@ def test_a_model_too_large_ends_at_the_relaxations_bound(monkeypatch):
     with the relaxation off the instance is refused (TooLargeError) as before."""
     import medopt.exact.relaxation as relaxation
     from medopt.errors import TooLargeError
-    from medopt.formulations.precision_sums import PrecisionSums
+    from medopt.formulations.precision.sums import PrecisionSums
 
     monkeypatch.setattr(relaxation, "MAX_NODES", 0)
     monkeypatch.setattr(relaxation, "UNTIMED_NODES", 0)  # nor any search after the model is refused

@@ -231,11 +231,11 @@ def test_a_pair_ranked_both_ways_is_one_product():
                                                                 (None, 1e9, False), (None, None, True)])
 def test_med_with_roof_tests_is_enumeration(monkeypatch, row_products, explore, rows_first):
     """The box search with the roof dual tests (the default) against enumeration, ranges included, and
-    the tests do run (the log holds their entries); boxes with their rows (q_rows.py) and, ROW_PRODUCTS
+    the tests do run (the log holds their entries); boxes with their rows (formulations/q/rows.py) and, ROW_PRODUCTS
     = 0, without them (boxes over R alone: their LPs as before; graded ones: the intervals' descent
     alone); graded boxes with both tests on every box (EXPLORE huge), and with the rows first."""
     from medopt.exact import boxes
-    from medopt.formulations import q_rows
+    from medopt.formulations.q import rows as q_rows
 
     if row_products is not None:
         monkeypatch.setattr(q_rows, "ROW_PRODUCTS", row_products)

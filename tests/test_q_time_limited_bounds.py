@@ -13,7 +13,8 @@ import pytest
 
 import medopt
 from medopt.exact import driver
-from medopt.formulations import q_boxes, q_quick
+from medopt.formulations.q import boxes as q_boxes
+from medopt.kernels import bounds_by_count as q_quick
 from medopt.core.instance import build_instance
 from medopt.synthetic.random_instances import random_instances
 from conftest import SHARED_DATA

@@ -153,7 +153,7 @@ def test_search_agrees_with_the_models_at_depth_40(example, monkeypatch):
     """Interleaved rankings of depth 40, too many unjudged documents to enumerate: on instances where
     the search ran (at least 3, drawn from up to 150), the MED and range ends equal the models'
     (the relaxation switched off), all certified (the count's boxes off: ``without_count_boxes``)."""
-    from medopt.formulations.precision_sums import PrecisionSums
+    from medopt.formulations.precision.sums import PrecisionSums
 
     without_count_boxes(monkeypatch)
     rng = np.random.default_rng(40 + len(example))

@@ -171,9 +171,9 @@ class BoxRun:
         difference in the box is <= lam + max(F_ub, 0) / R_lo as for its LP (solve_boxes).  A box over
         R alone (one profile grade: no judgments, or binary ones) has instead the rows of its profiles'
         LP (the collection cuts, and its intervals) moved into the objective (rows_bound,
-        formulations/q_rows.py), which brings the roof dual to that LP's bound; a graded box may be
+        formulations/q/rows.py), which brings the roof dual to that LP's bound; a graded box may be
         tested both ways (``graded_tests``).  With those rows, the objective is first tightened where
-        the box's ideal gains spread (formulations/q_spread.py).  A box that bound closes is closed.
+        the box's ideal gains spread (formulations/q/spread.py).  A box that bound closes is closed.
         A box of several profiles it does not close is split at once under it (its LP costs far more
         than the roof dual's few maximum flows and bounded only a little lower), and so is a one-profile
         box over R alone (into its case: the roof dual with the rows already bounds it about as its LP
@@ -200,7 +200,7 @@ class BoxRun:
             excess, labels, start = lagrangian_bound(form, quadratic.counts(case.box), check=check_time,
                                                      floor=0.0, start=start)
             found.append(labels)
-        elif quadratic.one_grade:  # a box over R alone: the rows of its profiles' LP (q_rows.py)
+        elif quadratic.one_grade:  # a box over R alone: the rows of its profiles' LP (formulations/q/rows.py)
             excess, labels, start = rows_bound(form, quadratic.rows.at(case.box), check=check_time,
                                                floor=0.0, start=start)
             found.append(labels)
@@ -234,7 +234,7 @@ class BoxRun:
     def graded_tests(self, case, form, start, found, cutoff) -> tuple:
         """(the excess F_ub of a graded box, where its tests ended (intervals', rows') for its halves) by
         two tests: the intervals' descent (lagrangian_bound, GRADED_DESCENT_STEPS roof duals, on ``form``:
-        the box's objective tightened where its ideal gains spread, formulations/q_spread.py, without
+        the box's objective tightened where its ideal gains spread, formulations/q/spread.py, without
         the rows' extra products when it does not use them) and the rows (rows_bound, the collection
         cuts and the intervals, GRADED_ROW_STEPS roof duals, on the plain objective at lam = ``cutoff``),
         each going on from where its test of the parent box ended (``start``: the descent's

@@ -2,14 +2,14 @@
 box tested first by a Lagrangian decomposition into its two lists (exact/lagrangian.decomposition_bound),
 each list's part maximised exactly along its own ranks (kernels/precision_chains.py), and, when that
 does not close it, by the roof dual with the relevant count's rows moved into it
-(formulations/count_rows.py, exact/lagrangian.rows_bound; while the pairs of unjudged documents
-number at most count_rows.MAX_PAIRS).  Neither bound is below the other on every box: the
+(kernels/box_rows.py, exact/lagrangian.rows_bound; while the pairs of unjudged documents
+number at most box_rows.MAX_PAIRS).  Neither bound is below the other on every box: the
 decomposition closes most boxes in a few milliseconds, the rows close some the decomposition
 leaves above lam (docs/explanation/precision-sums.md#ap-at-depth-the-count-boxes-by-decomposition).
 
 Claim.  For AP (and AP(norm=min)) with R = J + m relevant documents (J judged, m = sum_d b_d unjudged),
 the direction's difference is N / D with D = R (min(k, R)), N = SP(X) - SP(Y) the sums of precisions
-of the list the direction favours and of the other (precision_bounds.relevance_chains).  Let a box be
+of the list the direction favours and of the other (the formulation's relevance_chains).  Let a box be
 lo <= m <= hi with D = R on all of it (J + hi <= k, or no cap) or D = k on all of it (J + lo >= k),
 and F_ub a bound on max N - lam D over the b of the box.  Then every assignment of the box has
 difference <= lam + max(F_ub, 0) / D_lo, D_lo = max(1, J + lo) (k for a capped box); an assignment
@@ -20,7 +20,7 @@ F_ub is the lower of two bounds.  The first is decomposition_bound's with f(b) =
 g(b) = -SP(Y) (f = SP(X), and the constant -lam k, for a capped box), the constant -lam J, and B the
 box: chain_max maximises each of f + u . b and g - u . b exactly over B (its proof), so it bounds
 N - lam D there.  The second is rows_bound's: the roof dual of N - lam D plus the box's rows times
-multipliers >= 0, every row >= 0 on the box (count_rows.py), so it bounds N - lam D there too
+multipliers >= 0, every row >= 0 on the box (kernels/box_rows.py), so it bounds N - lam D there too
 (exact/lagrangian.py).  The relevance limits are in neither, and the decomposition leaves out the
 reductions' implications too (relaxations: the reductions keep the direction's maximum, reductions.py).
 
@@ -47,9 +47,9 @@ import time
 
 import numpy as np
 
-from ..formulations.count_rows import MAX_PAIRS, CountRows, complete
 from ..core.instance import Instance, judged_count
 from ..core.deadlines import check_time, remaining
+from ..kernels.box_rows import MAX_PAIRS, CountRows, complete
 from ..solvers import CUTOFF_SLACK
 from ..solvers.roof_dual import reusing, roof_dual_bound
 from .common import rescored
@@ -85,7 +85,7 @@ def count_boxes(formulation, instance: Instance, reduced: Instance, direction: s
     search without a model) resumes the boxes left open: the search is kept in ``quick`` (the solve's
     bounds without a model) under ("count boxes", direction).  Its boxes stay valid when the
     difference reached rises (a box closed at lam is closed at any larger lam)."""
-    if not applies(instance, reduced, start):
+    if not applies(formulation, instance, reduced, start):
         return False
     left = remaining()
     if deadline is not None:
@@ -231,11 +231,12 @@ class CountSearch:
             pass
 
 
-def applies(instance: Instance, reduced: Instance, start: float) -> bool:
-    """Whether count_boxes applies: AP or AP(norm=min) without relevance limits, a difference reached
+def applies(formulation, instance: Instance, reduced: Instance, start: float) -> bool:
+    """Whether count_boxes applies: a ratio of the relevant count (the formulation's
+    ``relevant_count_ratio``: AP, AP(norm=min)) without relevance limits, a difference reached
     ``start`` >= 0, and unjudged documents that can be relevant."""
     metric = reduced.metric
-    return metric.family == "AP" and not instance.limits and math.isfinite(start) and start >= 0 \
+    return formulation.relevant_count_ratio(reduced) and not instance.limits and math.isfinite(start) and start >= 0 \
         and metric.p("rel") <= reduced.max_grade and len(reduced.unjudged) >= 1
 
 
@@ -260,7 +261,7 @@ def _parts(lo: int, hi: int, best: int | None) -> list:
 def _best_mu(form: tuple, count: int, lam: float) -> float:
     """The multiplier mu, of a few around lam, whose roof dual of N - mu m bounds N lowest at m = ``count``
     unjudged relevant documents (``form``: N alone; N <= RD(N - mu m) + mu m): where a box's rows test
-    starts (count_rows.CountRows.interval)."""
+    starts (box_rows.CountRows.interval)."""
     n, constant, linear, first, second, weights, implications = form
     values = []
     for mu in lam * np.geomspace(0.6, 1.25, 5):

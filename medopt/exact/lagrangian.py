@@ -1,6 +1,6 @@
 """A bound on the maximum of a quadratic function of binary variables under interval constraints on
 sums of them, by Lagrangian relaxation over the roof dual (solvers/roof_dual.py); exact/boxes.py tests
-Q-measure boxes with it (formulations/q_roof.py writes a box in that form).
+Q-measure boxes with it (formulations/q/roof.py writes a box in that form).
 
 Problem.  max f(z) over z in {0,1}^n with the implications of f and, for each constraint p,
 lo_p <= sum_{i in I_p} z_i <= hi_p (hi_p may be absent).
@@ -24,7 +24,7 @@ network whose maximum flow goes on from the one before (solvers/roof_dual.Descen
 roof_dual_bound where its compiled loops cannot be loaded in the time left: the same bounds).
 
 With rows (``rows_bound``): constraints constant_r + L_r z + S_r (z_f z_s) >= 0 that hold at every
-feasible z, quadratic ones included (formulations/q_rows.py: a Q-measure box's intervals and the
+feasible z, quadratic ones included (formulations/q/rows.py: a Q-measure box's intervals and the
 collection cuts of its profiles' LP); f_nu(z) = f(z) + sum_r nu_r (constant_r + L_r z + S_r (z_f z_s))
 with every nu_r >= 0 is again >= f(z) at every feasible z and again a quadratic function of binaries
 (the rows shift the linear terms and the pairs' weights), so its roof dual bounds the constrained
@@ -139,7 +139,7 @@ TARGET = 0.05
 def rows_bound(form: tuple, rows, check=None, floor: float = -math.inf,
                start: np.ndarray | None = None, steps: int = MAX_STEPS,
                deflect: float = 0.0) -> tuple[float, np.ndarray, np.ndarray]:
-    """(an upper bound on the maximum of ``form`` over the z meeting ``rows`` (formulations.q_rows.Rows:
+    """(an upper bound on the maximum of ``form`` over the z meeting ``rows`` (kernels.box_rows.Rows:
     constant + L z + coefficient z[d_rel] + S (z_f z_s) >= 0 where active), the best bound's labels,
     its multipliers): the module docstring, from the multipliers ``start`` (a parent box's) when
     given; the search stops once a bound is at most ``floor``, or after ``steps`` roof duals."""

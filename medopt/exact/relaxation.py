@@ -93,7 +93,7 @@ def settled_by_relaxation(formulation, instance: Instance, reduced: Instance, di
 def _settled(formulation, relaxation, instance: Instance, reduced: Instance, direction: str, start: float,
              quick: dict, guesses: dict, details: dict, roof, deadline: float | None) -> bool:
     memo: dict = {}
-    parametric = getattr(formulation, "parametric_bound", None) if reduced.metric.family == "AP" else None
+    parametric = getattr(formulation, "parametric_bound", None) if formulation.relevant_count_ratio(reduced) else None
     now = time.perf_counter()
     halfway = deadline if deadline is None or parametric is None or roof is not roof_dual_bound \
         else now + SEARCH_SHARE * (deadline - now)
@@ -157,7 +157,7 @@ def searched_until(formulation, instance: Instance, reduced: Instance, direction
     details["searched without a model"] = details.get("searched without a model", 0) + 1
     if count_boxes(formulation, instance, reduced, direction, start, quick, guesses, details, deadline):
         return True
-    if count_boxes_apply(instance, reduced, start) and deadline is not None:
+    if count_boxes_apply(formulation, instance, reduced, start) and deadline is not None:
         return False  # the boxes had the share (docs/explanation/precision-sums.md#ap-at-depth-the-relevant-counts-rows)
     bisected(formulation, instance, reduced, direction, start, quick, guesses, details,
              None if deadline is None else (time.perf_counter() + deadline) / 2)
@@ -183,7 +183,7 @@ def bisected(formulation, instance: Instance, reduced: Instance, direction: str,
     must close every node (docs/explanation/precision-sums.md#ap-at-depth-bisection-above-the-difference-reached).  Each
     step's candidate is re-scored and kept when better (``guesses``); details["bisected"] counts the
     steps that lowered the bound."""
-    if reduced.metric.family != "AP" or instance.limits or not start >= 0:
+    if not formulation.relevant_count_ratio(reduced) or instance.limits or not start >= 0:
         return
     memo: dict = {}
     low, high = start, quick[direction]

@@ -120,6 +120,14 @@ class Formulation(ABC):
         when the search stops before proving a better one (inf: none)."""
         return math.inf
 
+    def relevant_count_ratio(self, instance) -> bool:
+        """Whether the difference is a ratio N / D whose denominator depends on the relevant count R
+        alone (R, or min(k, R)), N being the quadratic form of the formulation's relaxation
+        (``relaxation_bound``, ``relevance_chains``, ``binding_cutoff``): then the branch and bound
+        over R (exact/count_boxes.py), the bisection above a difference reached and the parametric
+        bound (exact/relaxation.py) apply.  No by default."""
+        return False
+
     def seeds(self, instance, direction: str) -> Iterable[dict]:
         """Cheap candidate assignments (unjudged doc -> grade); the driver re-scores each."""
         return ()
@@ -226,7 +234,7 @@ class BoxSearch(ABC):
 
     def box_quadratic(self, instance, direction: str):
         """Optional: the boxes' objectives as quadratic functions of binary variables (``form(box, lam)``,
-        ``counts(box)``, ``assignment(labels)``: q_roof.BoxForm), tested by the roof dual before any model."""
+        ``counts(box)``, ``assignment(labels)``: q/roof.py, BoxForm), tested by the roof dual before any model."""
         return None
 
     def box_models(self, instance, direction: str, cases: bool = False):

@@ -99,11 +99,10 @@ import math
 from dataclasses import dataclass
 from math import comb
 
-import pyomo.environ as pyo
-
 from ..core.deadlines import check_time
 from .base import CompactModel, DirectModel, Formulation, ModelSize, grade_variables, register
-from ..modeling import direction_sign, grade_indicator, new_model
+from ..modeling import (binaries, continuous, direction_sign, expression, fix, grade_indicator, index, new_model,
+                        objective, rows)
 
 STOPPED = None  # the "state" after a stopping class: nothing below counts
 NEGLIGIBLE_REACH = 1e-13  # states reached with less probability are treated as stopped (see build)
@@ -230,7 +229,7 @@ class Cascade(Formulation, DirectModel, CompactModel):
         classes, grades = stop_classes(instance), self.unjudged_grades(instance)
         for (doc, grade), var in m.x.items():
             if grade not in grades:
-                var.fix(0)
+                fix(var, 0)
         open_classes = [o for o, cls in enumerate(classes) if set(cls.grades) & set(grades)]
         cascades = [CascadeStates(instance, "A", instance.a, classes, open_classes),
                     CascadeStates(instance, "B", instance.b, classes, open_classes)]
@@ -246,22 +245,21 @@ class Cascade(Formulation, DirectModel, CompactModel):
                 leaving += [(X, i, state_label(n)) for n in at_rank]
                 agreeing += [(X, i, classes[o].label) for o in open_classes]
                 arcs += [(X, i, state_label(n), classes[o].label) for n in at_rank for o in open_classes]
-        m.STATES = pyo.Set(initialize=states, dimen=3, ordered=True, doc="(list X, rank i, reachable state n)")
-        m.ARCS = pyo.Set(initialize=arcs, dimen=4, ordered=True,
-                         doc="(X, i, n, stop class o) at ranks holding an unjudged document")
+        STATES = index(m, "STATES", states, doc="(list X, rank i, reachable state n)", dimen=3)
+        ARCS = index(m, "ARCS", arcs, doc="(X, i, n, stop class o) at ranks holding an unjudged document", dimen=4)
 
         # -- variables ----------------------------------------------------------
-        m.s = pyo.Var(m.STATES, domain=pyo.Binary, doc="s[X,i,n] = 1 iff X's cascade is in state n before rank i")
-        m.t = pyo.Var(m.ARCS, domain=pyo.Binary, doc="t[X,i,n,o] = s[X,i,n] * [document at rank i in class o]")
+        s = binaries(m, "s", STATES, doc="s[X,i,n] = 1 iff X's cascade is in state n before rank i")
+        t = binaries(m, "t", ARCS, doc="t[X,i,n,o] = s[X,i,n] * [document at rank i in class o]")
         for cascade in cascades:
             if cascade.ranking:
-                m.s[cascade.name, 1, state_label(cascade.before[0][0])].fix(1)
+                fix(s[cascade.name, 1, state_label(cascade.before[0][0])], 1)
 
         def arc(cascade, i, doc, n, o):
             """The occupancy of the arc (i, n, o): t, or s itself at a judged rank."""
             if doc in cascade.class_of_judged:
-                return m.s[cascade.name, i, state_label(n)]
-            return m.t[cascade.name, i, state_label(n), classes[o].label]
+                return s[cascade.name, i, state_label(n)]
+            return t[cascade.name, i, state_label(n), classes[o].label]
 
         # -- constraints ----------------------------------------------------------
         def class_indicator(doc, o):
@@ -269,15 +267,13 @@ class Cascade(Formulation, DirectModel, CompactModel):
 
         by_name = {cascade.name: cascade for cascade in cascades}
         label_to_class = {cls.label: o for o, cls in enumerate(classes)}
-        m.leave_state = pyo.Constraint(
-            pyo.Set(initialize=leaving, dimen=3, ordered=True),
-            rule=lambda m, X, i, n: sum(m.t[X, i, n, classes[o].label] for o in open_classes) == m.s[X, i, n],
-            doc="an occupied state leaves rank i along exactly one arc")
-        m.class_agrees = pyo.Constraint(
-            pyo.Set(initialize=agreeing, dimen=3, ordered=True),
-            rule=lambda m, X, i, o: sum(m.t[X, i, state_label(n), o] for n in by_name[X].before[i - 1])
-            <= class_indicator(by_name[X].ranking[i - 1], label_to_class[o]),
-            doc="only the arc of the class the document at rank i is in can be used")
+        rows(m, "leave_state", {(X, i, n): sum(t[X, i, n, classes[o].label] for o in open_classes) == s[X, i, n]
+                                for X, i, n in leaving},
+             doc="an occupied state leaves rank i along exactly one arc")
+        rows(m, "class_agrees", {(X, i, o): sum(t[X, i, state_label(n), o] for n in by_name[X].before[i - 1])
+                                 <= class_indicator(by_name[X].ranking[i - 1], label_to_class[o])
+                                 for X, i, o in agreeing},
+             doc="only the arc of the class the document at rank i is in can be used")
 
         inflow = {}  # (X, i + 1, n') -> arcs of rank i into n'
         for cascade in cascades:
@@ -288,10 +284,8 @@ class Cascade(Formulation, DirectModel, CompactModel):
                         if successor is not STOPPED and i < len(cascade.ranking):
                             key = (cascade.name, i + 1, state_label(successor))
                             inflow.setdefault(key, []).append(arc(cascade, i, doc, n, o))
-        m.flow = pyo.Constraint(
-            pyo.Set(initialize=list(inflow), dimen=3, ordered=True),
-            rule=lambda m, X, i, n: m.s[X, i, n] == sum(inflow[X, i, n]),
-            doc="the state before rank i is where the arcs of rank i - 1 lead")
+        rows(m, "flow", {(X, i, n): s[X, i, n] == sum(inflow[X, i, n]) for X, i, n in inflow},
+             doc="the state before rank i is where the arcs of rank i - 1 lead")
 
         # -- objective ----------------------------------------------------------
         def score(cascade):
@@ -299,10 +293,10 @@ class Cascade(Formulation, DirectModel, CompactModel):
                        for i, doc, at_rank in cascade.ranks() for n in at_rank
                        for o in cascade.classes_at(doc) if classes[o].stop != 0.0)
 
-        m.score_a = pyo.Expression(expr=score(cascades[0]), doc="M(A) = sum (c_o / i) reach(n) t[A,i,n,o]")
-        m.score_b = pyo.Expression(expr=score(cascades[1]), doc="M(B), the same over B's arcs")
-        m.objective = pyo.Objective(expr=direction_sign(direction) * (m.score_a - m.score_b), sense=pyo.maximize,
-                                    doc="maximise ERR (or RR) of the better list minus the other")
+        score_a = expression(m, "score_a", score(cascades[0]), doc="M(A) = sum (c_o / i) reach(n) t[A,i,n,o]")
+        score_b = expression(m, "score_b", score(cascades[1]), doc="M(B), the same over B's arcs")
+        objective(m, direction_sign(direction) * (score_a - score_b),
+                  doc="maximise ERR (or RR) of the better list minus the other")
         # A cascade cut at a state of reach r < NEGLIGIBLE_REACH loses at most r (a tail's ERR is
         # at most 1) once per list, so each score is under-stated by less than that and the
         # model's maximum is within 2 * NEGLIGIBLE_REACH of the true one: the driver adds it
@@ -317,11 +311,11 @@ class Cascade(Formulation, DirectModel, CompactModel):
         classes, grades = stop_classes(instance), self.unjudged_grades(instance)
         for (doc, grade), var in m.x.items():
             if grade not in grades:
-                var.fix(0)
+                fix(var, 0)
         stop = {g: cls.stop for cls in classes for g in cls.grades}
         stopping = [g for g in grades if g > 0 and stop[g] > 0.0]
         better = "A" if direction == "a" else "B"
-        survival, stops, rows, score = [], [], [], {"A": [], "B": []}
+        survival, stops, ranks, score = [], [], [], {"A": [], "B": []}
         for X, ranking in (("A", instance.a), ("B", instance.b)):
             reach, at = 1.0, (X, 1)  # U_i, and the rank whose p variable rank i shares
             survival.append(at)
@@ -336,45 +330,40 @@ class Cascade(Formulation, DirectModel, CompactModel):
                     continue
                 stops += [(X, i, g) for g in stopping]
                 score[X] += [(reach * stop[g] / i, ("v", (X, i, g))) for g in stopping]
-                rows.append((X, i, doc, at))
+                ranks.append((X, i, doc, at))
                 if i < len(ranking):
                     at = (X, i + 1)
                     survival.append(at)
-        m.SURVIVAL = pyo.Set(initialize=survival, dimen=2, ordered=True,
-                             doc="(X, i): ranks that start a new scaled survival (rank 1 and below each unjudged rank)")
-        m.STOPS = pyo.Set(initialize=stops, dimen=3, ordered=True, doc="(X, i, g): unjudged rank i, grade g with c_g > 0")
-        m.p = pyo.Var(m.SURVIVAL, bounds=(0, 1), doc="p[X,i] = P(reach rank i of X) / U_i")
-        m.v = pyo.Var(m.STOPS, bounds=(0, 1), doc="v[X,i,g] = p[X,i] * x[d,g]: scaled P(stop at rank i on grade g)")
+        SURVIVAL = index(m, "SURVIVAL", survival, dimen=2,
+                         doc="(X, i): ranks that start a new scaled survival (rank 1 and below each unjudged rank)")
+        STOPS = index(m, "STOPS", stops, dimen=3, doc="(X, i, g): unjudged rank i, grade g with c_g > 0")
+        p = continuous(m, "p", SURVIVAL, (0, 1), doc="p[X,i] = P(reach rank i of X) / U_i")
+        v = continuous(m, "v", STOPS, (0, 1), doc="v[X,i,g] = p[X,i] * x[d,g]: scaled P(stop at rank i on grade g)")
         for X in ("A", "B"):
-            if (X, 1) in m.p:
-                m.p[X, 1].fix(1)
-        below = {(X, i): (X, i + 1) for X, i, doc, at in rows if (X, i + 1) in m.p}
-        by_rank = {(X, i): (doc, at) for X, i, doc, at in rows}
-        m.survive = pyo.Constraint(
-            pyo.Set(initialize=list(below), dimen=2, ordered=True),
-            rule=lambda m, X, i: m.p[below[X, i]] == m.p[by_rank[X, i][1]] - sum(stop[g] * m.v[X, i, g] for g in stopping),
-            doc="p[X,i+1] = p[X,i] - sum_g c_g v[X,i,g] below an unjudged rank")
-        better_stops = [(X, i, g) for X, i, g in stops if X == better]
-        m.stop_needs_grade = pyo.Constraint(
-            pyo.Set(initialize=better_stops, dimen=3, ordered=True),
-            rule=lambda m, X, i, g: m.v[X, i, g] <= m.x[by_rank[X, i][0], g],
-            doc="better list: v[X,i,g] <= x[d,g]")
-        m.stop_needs_reach = pyo.Constraint(
-            pyo.Set(initialize=[(X, i) for X, i, doc, at in rows if X == better], dimen=2, ordered=True),
-            rule=lambda m, X, i: sum(m.v[X, i, g] for g in stopping) <= m.p[by_rank[X, i][1]],
-            doc="better list: sum_g v[X,i,g] <= p[X,i]")
-        m.stop_forced = pyo.Constraint(
-            pyo.Set(initialize=[key for key in stops if key[0] != better], dimen=3, ordered=True),
-            rule=lambda m, X, i, g: m.v[X, i, g] >= m.p[by_rank[X, i][1]] + m.x[by_rank[X, i][0], g] - 1,
-            doc="other list: v[X,i,g] >= p[X,i] + x[d,g] - 1")
+            if (X, 1) in p:
+                fix(p[X, 1], 1)
+        below = {(X, i): (X, i + 1) for X, i, doc, at in ranks if (X, i + 1) in p}
+        by_rank = {(X, i): (doc, at) for X, i, doc, at in ranks}
+        rows(m, "survive", {(X, i): p[below[X, i]] == p[by_rank[X, i][1]] - sum(stop[g] * v[X, i, g] for g in stopping)
+                            for X, i in below},
+             doc="p[X,i+1] = p[X,i] - sum_g c_g v[X,i,g] below an unjudged rank")
+        rows(m, "stop_needs_grade", {(X, i, g): v[X, i, g] <= m.x[by_rank[X, i][0], g]
+                                     for X, i, g in stops if X == better},
+             doc="better list: v[X,i,g] <= x[d,g]")
+        rows(m, "stop_needs_reach", {(X, i): sum(v[X, i, g] for g in stopping) <= p[by_rank[X, i][1]]
+                                     for X, i, doc, at in ranks if X == better},
+             doc="better list: sum_g v[X,i,g] <= p[X,i]")
+        rows(m, "stop_forced", {(X, i, g): v[X, i, g] >= p[by_rank[X, i][1]] + m.x[by_rank[X, i][0], g] - 1
+                                for X, i, g in stops if X != better},
+             doc="other list: v[X,i,g] >= p[X,i] + x[d,g] - 1")
 
         def total(X):
-            return sum(weight * (m.p[key] if kind == "p" else m.v[key]) for weight, (kind, key) in score[X])
+            return sum(weight * (p[key] if kind == "p" else v[key]) for weight, (kind, key) in score[X])
 
-        m.score_a = pyo.Expression(expr=total("A"), doc="M(A) = sum (U_i / i) (c v or c p)")
-        m.score_b = pyo.Expression(expr=total("B"), doc="M(B), the same over B")
-        m.objective = pyo.Objective(expr=direction_sign(direction) * (m.score_a - m.score_b), sense=pyo.maximize,
-                                    doc="maximise ERR (or RR) of the better list minus the other")
+        score_a = expression(m, "score_a", total("A"), doc="M(A) = sum (U_i / i) (c v or c p)")
+        score_b = expression(m, "score_b", total("B"), doc="M(B), the same over B")
+        objective(m, direction_sign(direction) * (score_a - score_b),
+                  doc="maximise ERR (or RR) of the better list minus the other")
         m.bound_slack = 2 * NEGLIGIBLE_REACH
         # HiGHS 1.14's presolve returns a wrong "optimal" answer on some of these models (a
         # 4-column one in tests/test_exact_cascade.py::test_compact_model_presolve_case);

@@ -10,10 +10,8 @@ is integral and this is Tan & Clarke's closed form; with limits it is a MILP.
 
 from __future__ import annotations
 
-import pyomo.environ as pyo
-
 from .base import DirectModel, Formulation, register
-from ..modeling import direction_sign, new_model, value_at
+from ..modeling import direction_sign, expression, new_model, objective, value_at
 
 
 def weighted_gain_sum(m, instance, ranking):
@@ -34,12 +32,11 @@ class DotProduct(Formulation, DirectModel):
     def build_direct(self, instance, direction):
         m = new_model(instance, direction, "dot-product LP")
         sign = direction_sign(direction)
-        m.score_a = pyo.Expression(expr=weighted_gain_sum(m, instance, instance.a), doc="M(A), linear in x")
-        m.score_b = pyo.Expression(expr=weighted_gain_sum(m, instance, instance.b), doc="M(B), linear in x")
-        difference = sign * (m.score_a - m.score_b)
+        score_a = expression(m, "score_a", weighted_gain_sum(m, instance, instance.a), doc="M(A), linear in x")
+        score_b = expression(m, "score_b", weighted_gain_sum(m, instance, instance.b), doc="M(B), linear in x")
+        difference = sign * (score_a - score_b)
         if instance.residual:
             difference += instance.metric.tail_weight(len(instance.full_a if direction == "a" else instance.full_b))
-        m.objective = pyo.Objective(expr=difference, sense=pyo.maximize,
-                                    doc="maximise the better list's score minus the other's")
+        objective(m, difference, doc="maximise the better list's score minus the other's")
         return m
 

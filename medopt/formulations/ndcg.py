@@ -35,14 +35,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-import pyomo.environ as pyo
-
 from ..errors import MedoptError
 from ..metrics.base import log2_discount
 from .base import Case, CaseModels, DinkelbachModels, Formulation, ModelSize, grade_variables, register
 from ..core.instance import judged_count
 from ..kernels.ndcg_profiles import depth_of_ideal, gain_steps, prefix_discount  # shared with the chain search
-from ..modeling import count_at_least, direction_sign, gain_at, new_model
+from ..modeling import (binaries, count_at_least, direction_sign, expression, expressions, gain_at, index, new_model,
+                        objective, rows, rows_over)
 
 
 # candidate profiles (before C_1 >= ... >= C_G) enumerated at most; beyond it Dinkelbach is the
@@ -95,23 +94,22 @@ class NDCG(Formulation, CaseModels, DinkelbachModels):
     def _base(self, instance, direction, name):
         m = new_model(instance, direction, name)
         sign = direction_sign(direction)
-        m.numerator = pyo.Expression(
-            expr=sign * (discounted_gain_sum(m, instance, instance.a) - discounted_gain_sum(m, instance, instance.b)),
-            doc="N: signed difference of the two DCG numerators")
-        m.at_least = pyo.Expression(m.GRADES, rule=lambda m, g: count_at_least(m, instance, g),
-                                    doc="C_g: documents of the collection with grade >= g")
+        expression(m, "numerator",
+                   sign * (discounted_gain_sum(m, instance, instance.a) - discounted_gain_sum(m, instance, instance.b)),
+                   doc="N: signed difference of the two DCG numerators")
+        expressions(m, "at_least", m.GRADES, lambda g: count_at_least(m, instance, g),
+                    doc="C_g: documents of the collection with grade >= g")
         return m
 
     def build_case(self, instance, direction, case):
         k = depth_of_ideal(instance)
         m = self._base(instance, direction, f"nDCG, ideal profile fixed ({case.label})")
         capped = case.counts
-        m.profile = pyo.Constraint(
-            m.GRADES, rule=lambda m, g: m.at_least[g] == capped[g] if capped[g] < k else m.at_least[g] >= k,
-            doc="fix min(k, C_g) to the case's profile")
-        m.denominator = pyo.Expression(expr=case.denominator, doc="IDCG of this profile (a constant)")
-        m.objective = pyo.Objective(expr=m.numerator * (1.0 / case.denominator), sense=pyo.maximize,
-                                    doc="maximise N / IDCG(profile): the nDCG difference in this case")
+        rows_over(m, "profile", m.GRADES, lambda g: m.at_least[g] == capped[g] if capped[g] < k else m.at_least[g] >= k,
+                  doc="fix min(k, C_g) to the case's profile")
+        expression(m, "denominator", case.denominator, doc="IDCG of this profile (a constant)")
+        objective(m, m.numerator * (1.0 / case.denominator),
+                  doc="maximise N / IDCG(profile): the nDCG difference in this case")
         return m
 
     def build_dinkelbach(self, instance, direction, lam):
@@ -119,21 +117,19 @@ class NDCG(Formulation, CaseModels, DinkelbachModels):
         m = self._base(instance, direction, f"nDCG, Dinkelbach step lam={lam!r}")
         judged = {g: judged_count(instance, g) for g in m.GRADES}
         largest = {g: judged[g] + len(instance.unjudged) for g in m.GRADES}
-        m.UNARY = pyo.Set(initialize=[(g, j) for g in m.GRADES for j in range(judged[g] + 1, largest[g] + 1)],
-                          ordered=True, doc="(g, m) for the counts m the unjudged documents can add")
-        m.u = pyo.Var(m.UNARY, domain=pyo.Binary, doc="u[g,m] = 1 iff C_g >= m (unary count; 1 for m <= judged)")
-        m.unary_order = pyo.Constraint(
-            [(g, j) for (g, j) in m.UNARY if j > judged[g] + 1], rule=lambda m, g, j: m.u[g, j] <= m.u[g, j - 1],
-            doc="u[g,m] <= u[g,m-1]")
-        m.unary_count = pyo.Constraint(
-            m.GRADES, rule=lambda m, g: judged[g] + sum(m.u[g, j] for j in range(judged[g] + 1, largest[g] + 1))
-            == m.at_least[g], doc="judged_g + sum_m u[g,m] = C_g")
+        unary = index(m, "UNARY", [(g, j) for g in m.GRADES for j in range(judged[g] + 1, largest[g] + 1)],
+                      doc="(g, m) for the counts m the unjudged documents can add")
+        u = binaries(m, "u", unary, doc="u[g,m] = 1 iff C_g >= m (unary count; 1 for m <= judged)")
+        rows(m, "unary_order", {(g, j): u[g, j] <= u[g, j - 1] for (g, j) in unary if j > judged[g] + 1},
+             doc="u[g,m] <= u[g,m-1]")
+        rows_over(m, "unary_count", m.GRADES,
+                  lambda g: judged[g] + sum(u[g, j] for j in range(judged[g] + 1, largest[g] + 1)) == m.at_least[g],
+                  doc="judged_g + sum_m u[g,m] = C_g")
         judged_part = sum(steps[g] * prefix_discount(min(k, judged[g])) for g in m.GRADES)
-        m.denominator = pyo.Expression(
-            expr=judged_part + sum(steps[g] * log2_discount(j) * m.u[g, j] for (g, j) in m.UNARY if j <= k),
+        denominator = expression(
+            m, "denominator", judged_part + sum(steps[g] * log2_discount(j) * u[g, j] for (g, j) in unary if j <= k),
             doc="IDCG@k = sum_g (gain(g)-gain(g-1)) sum_{m<=k} [C_g >= m]/log2(m+1)")
-        m.objective = pyo.Objective(expr=m.numerator - lam * m.denominator, sense=pyo.maximize,
-                                    doc="Dinkelbach: maximise N - lam * IDCG")
+        objective(m, m.numerator - lam * denominator, doc="Dinkelbach: maximise N - lam * IDCG")
         return m
 
     def profiles(self, instance):

@@ -31,11 +31,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pyomo.environ as pyo
 
 from ..core.instance import judged_count
-from ..modeling import (LinearModel, count_at_least, direction_sign, equal, expression, new_model, relevant_at, row,
-                        total)
+from ..modeling import (count_at_least, direction_sign, equal, expression, new_matrix, new_model, objective,
+                        relevant_at, row, total)
 from .base import Case, CaseModels, DinkelbachMatrix, DinkelbachModels, Formulation, register
 
 
@@ -95,9 +94,8 @@ class CutCounts(Formulation, CaseModels, DinkelbachModels):
                               doc="R: relevant documents of the collection")
         row(m, "fix_relevant_count", relevant >= case.r if case.at_least else equal(relevant, case.r),
             doc="the case's R")
-        m.denominator = pyo.Expression(expr=case.denominator, doc="the case's divisor (R or min(k, R)): a constant")
-        m.objective = pyo.Objective(expr=numerator * (1.0 / case.denominator), sense=pyo.maximize,
-                                    doc="maximise N / D: the difference in this case")
+        expression(m, "denominator", case.denominator, doc="the case's divisor (R or min(k, R)): a constant")
+        objective(m, numerator * (1.0 / case.denominator), doc="maximise N / D: the difference in this case")
         return m
 
     def bounded_cases(self, instance, direction):
@@ -139,12 +137,12 @@ class CutCounts(Formulation, CaseModels, DinkelbachModels):
     def build_dinkelbach(self, instance, direction, lam):
         m = new_model(instance, direction, f"R@k, Dinkelbach step lam={lam!r}")
         numerator, denominator = self.dinkelbach_rows(m, instance, direction)
-        m.objective = pyo.Objective(expr=numerator - lam * denominator, sense=pyo.maximize,
-                                    doc="Dinkelbach: maximise N - lam * R")
+        objective(m, numerator - lam * denominator, doc="Dinkelbach: maximise N - lam * R")
         return m
 
     def dinkelbach_matrix(self, instance, direction):
-        """build_dinkelbach's model (lam left to the caller) from the same code, with modeling.LinearModel."""
-        m = LinearModel(instance)
+        """build_dinkelbach's model (lam left to the caller) from the same code, written straight into a
+        matrix (modeling.new_matrix)."""
+        m = new_matrix(instance)
         numerator, denominator = self.dinkelbach_rows(m, instance, direction)
         return DinkelbachMatrix(m.matrix(), *m.vector(numerator), *m.vector(denominator), m.assignment)

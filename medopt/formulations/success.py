@@ -19,9 +19,7 @@ its own (metrics/success.py, with its proof), which ``auto`` takes; this model s
 
 from __future__ import annotations
 
-import pyomo.environ as pyo
-
-from ..modeling import LinearModel, binaries, expression, new_model, relevant_at, row, rows, total
+from ..modeling import binaries, expression, new_matrix, new_model, objective, relevant_at, row, rows, total
 from .base import DirectMatrix, DirectModel, Formulation, ModelSize, grade_variables, register
 
 
@@ -57,13 +55,12 @@ class SuccessAtK(Formulation, DirectModel):
 
     def build_direct(self, instance, direction):
         m = new_model(instance, direction, "Success MILP")
-        m.objective = pyo.Objective(expr=self.difference(m, instance, direction), sense=pyo.maximize,
-                                    doc="maximise Success(better) - Success(other)")
+        objective(m, self.difference(m, instance, direction), doc="maximise Success(better) - Success(other)")
         return m
 
     def direct_matrix(self, instance, direction):
-        """build_direct's model from the same code, written with modeling.LinearModel."""
-        m = LinearModel(instance)
+        """build_direct's model from the same code, written straight into a matrix (modeling.new_matrix)."""
+        m = new_matrix(instance)
         difference = self.difference(m, instance, direction)
         matrix = m.matrix()
         matrix.c, matrix.offset = m.vector(difference)

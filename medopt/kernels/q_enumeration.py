@@ -6,7 +6,7 @@ are a subset of those of grade >= g - 1, so a chain has C(n, U_1) C(U_1, U_2) ..
 assignments.  ``chains`` lists the chains inside per-grade intervals while their assignments number
 at most a limit, ``chain_rows`` indexes every assignment of a chain at once, and ``best_differences``
 scores them all with the evaluator's vectorised sums (``metric.scores_many``), so the maximum it
-returns is exact (formulations/q_boxes.py: small boxes are settled this way).
+returns is exact (formulations/q/boxes.py: small boxes are settled this way).
 """
 
 from __future__ import annotations

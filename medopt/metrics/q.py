@@ -44,7 +44,7 @@ class Q(Metric):
 
     def scores_many(self, ranking_grades, grade_counts, grading):
         """Q of one ranking under many collections at once (NumPy; the formulation's small-box
-        enumeration, formulations/q_boxes.py): ``ranking_grades`` is an (m, L) integer array, row r
+        enumeration, formulations/q/boxes.py): ``ranking_grades`` is an (m, L) integer array, row r
         the grades of the ranking's top L in collection r; ``grade_counts`` maps each grade g that
         occurs in a collection to an (m,) array, the number of its documents with grade exactly g.
         The same sums as ``score`` (tests/test_exact_q.py compares them): cg*(i) is the sum of the

@@ -1,7 +1,7 @@
 """A direct matrix builder: the little of Pyomo's modelling that a hot template needs, without
 Pyomo's cost per expression.
 
-A Q-measure box template (formulations/q_template) is built once per direction and then
+A Q-measure box template (formulations/q/template) is built once per direction and then
 patched per box; through Pyomo (expressions, then LinearStandardFormCompiler) building it took
 longer than all the box LPs of a typical instance together (docs/explanation/q-measure.md#q-measure-the-box-template).
 Here the same rows are written with :class:`Linear` expressions (a tree of weighted sums, O(1) per ``+``,

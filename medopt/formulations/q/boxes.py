@@ -1,6 +1,6 @@
 """Branch and bound over boxes of Q-measure profiles: the BoxSearch side of QMeasure (strategy
 "boxes", the default; the search itself is exact.boxes.solve_boxes).  The math of a box, its
-test model and why it bounds every assignment of the box: q_measure.py.
+test model and why it bounds every assignment of the box: measure.py.
 
 Small boxes.  A box or case with at most SMALL_BOX assignments (the chains n >= U_1 >= ... >= U_G
 >= 0 inside its intervals, C(n, U_1) C(U_1, U_2) ... of them each) is settled without a model: every
@@ -15,7 +15,7 @@ directions (the instance and its boxes are the same; only the sign differs).  Wi
 R_hi - R_lo > WIDE_BOX R_lo is split without a test (``too_wide``).
 The box search solves a few small LPs where profile enumeration solved a MILP per profile
 (measured: docs/explanation/q-measure.md#q-measure-boxes-against-profile-enumeration).
-The box LPs are patched from one compiled template per instance: q_template.py.
+The box LPs are patched from one compiled template per instance: template.py.
 """
 
 from __future__ import annotations
@@ -23,18 +23,17 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pyomo.environ as pyo
 
-from ..core.instance import judged_count
-from ..kernels import q_enumeration
-from ..modeling import count_at_least, new_model
-from . import q_quick
-from .base import BoxSearch
-from .q_profiles import (QBox, box_case, depth, ideal_gains, profile_grades, reachable, shared_ranks, tighten,
+from ...core.instance import judged_count
+from ...modeling import InfeasibleModel, between, count_at_least, expression, index, new_model, objective, rows_over
+from ...kernels import bounds_by_count, q_enumeration
+from ...kernels.bounds_by_count import shared_ranks
+from ..base import BoxSearch
+from .profiles import (QBox, box_case, depth, ideal_gains, profile_grades, reachable, tighten,
                          unjudged_intervals, zero_case)
-from .q_roof import BoxForm
-from .q_template import BoxModels
-from .q_terms import CaseTerms
+from .roof import BoxForm
+from .template import BoxModels
+from .terms import CaseTerms
 
 # a box or case with at most this many assignments is settled by evaluating them all (value:
 # docs/explanation/q-measure.md#q-measure-small-boxes)
@@ -80,11 +79,11 @@ class ProfileBoxes(BoxSearch):
         return roots
 
     def box_bound(self, instance, direction, case) -> float:
-        """A box's first bound, before any model: the closed form of q_quick (per R, each document bounded
+        """A box's first bound, before any model: the closed form of kernels/bounds_by_count (per R, each document bounded
         alone), the largest over the box's R; inf (no claim) for a single profile."""
         if not isinstance(case, QBox):
             return math.inf
-        return q_quick.box_bound(self._per_r(instance, direction), *case.r_range)
+        return bounds_by_count.box_bound(self._per_r(instance, direction), *case.r_range)
 
     def quick_bound(self, instance, direction) -> float:
         """The same closed form over every R (0 when R = 0 is reachable: both scores are 0): what an
@@ -94,10 +93,10 @@ class ProfileBoxes(BoxSearch):
         return max(bound, 0.0) if judged_count(instance, instance.metric.p("rel")) == 0 else bound
 
     def _per_r(self, instance, direction) -> dict:
-        """q_quick.bounds_by_r of the direction, computed once per instance."""
+        """bounds_by_count.bounds_by_r of the direction, computed once per instance."""
         shared = self._shared(instance)
         if ("quick", direction) not in shared:
-            shared["quick", direction] = q_quick.bounds_by_r(instance, direction)
+            shared["quick", direction] = bounds_by_count.bounds_by_r(instance, direction)
         return shared["quick", direction]
 
     def split(self, instance, case) -> list:
@@ -195,7 +194,7 @@ class ProfileBoxes(BoxSearch):
         return best
 
     def box_quadratic(self, instance, direction):
-        """The direction's BoxForm (q_roof.py: a box's F(lam) in the variables z[d,g] = [grade(d) >= g]),
+        """The direction's BoxForm (roof.py: a box's F(lam) in the variables z[d,g] = [grade(d) >= g]),
         built once per instance and direction; None when there is nothing to decide."""
         if not instance.unjudged or instance.metric.p("rel") > instance.max_grade:
             return None
@@ -209,8 +208,6 @@ class ProfileBoxes(BoxSearch):
         None when there is nothing to decide or a constant row fails (the models then say so).
         ``cases``: the template for one-profile cases, with the collection cuts, built when the
         first case needs it."""
-        from pyomo.common.errors import InfeasibleConstraintException
-
         if not instance.unjudged or instance.metric.p("rel") > instance.max_grade:
             return None
         shared = self._shared(instance)
@@ -218,13 +215,13 @@ class ProfileBoxes(BoxSearch):
         if key not in shared:  # the rows do not depend on the direction, only the objective does
             try:
                 shared[key] = BoxModels(instance, direction, collection=cases)
-            except InfeasibleConstraintException:
+            except InfeasibleModel:
                 shared[key] = None
         template = shared[key]
         return None if template is None else template.for_direction(direction)
 
     def build_box(self, instance, direction, case, lam):
-        """The test model of a box of profiles at a difference ``lam`` (q_measure's docstring): its optimum
+        """The test model of a box of profiles at a difference ``lam`` (measure's docstring): its optimum
         F(lam) is >= R (difference - lam) for every assignment whose profile lies in the box, so
         F(lam) <= 0 proves that no such assignment beats lam."""
         if lam is None:
@@ -232,27 +229,27 @@ class ProfileBoxes(BoxSearch):
         box, cap, rel = case.box, depth(instance), instance.metric.p("rel")
         m = new_model(instance, direction, f"Q-measure, {case.label}, lam = {lam!r}")
         bounds = {g: (lo, hi) for g, lo, hi in box}
-        m.PROFILE = pyo.Set(initialize=sorted(bounds), doc="grades whose collection count the box bounds")
+        profile = index(m, "PROFILE", sorted(bounds), doc="grades whose collection count the box bounds")
 
-        def bound_count(m, g):
+        def bound_count(g):
             count, (lo, hi) = count_at_least(m, instance, g), bounds[g]
             if isinstance(count, int):
-                return pyo.Constraint.Skip
+                return None
             if g != rel and hi >= cap:
                 return count >= lo
-            return pyo.inequality(lo, count, hi)
+            return between(lo, count, hi)
 
-        m.profile = pyo.Constraint(m.PROFILE, rule=bound_count,
-                                   doc="R_lo <= C_rel <= R_hi; lo_g <= C_g <= hi_g (no upper limit when hi_g = L)")
+        rows_over(m, "profile", profile, bound_count,
+                  doc="R_lo <= C_rel <= R_hi; lo_g <= C_g <= hi_g (no upper limit when hi_g = L)")
         terms = CaseTerms(m, instance, {g: lo for g, lo, _ in box}, {g: hi for g, _, hi in box})
         terms.add_products()
         terms.add_valid_inequalities()
         better, other = (instance.a, instance.b) if direction == "a" else (instance.b, instance.a)
         shared = shared_ranks(instance)  # equal terms in both lists: they cancel, left out of both
-        m.upper_better = pyo.Expression(expr=terms.score(better, terms.ideal_low, shared),
-                                        doc="R * Q(better list) or more: cg* at the box's smallest counts, shared ranks left out")
-        m.lower_other = pyo.Expression(expr=terms.score(other, terms.ideal_high, shared),
-                                       doc="R * Q(other list) or less: cg* at the box's largest counts, shared ranks left out")
-        m.objective = pyo.Objective(expr=m.upper_better - m.lower_other - lam * count_at_least(m, instance, rel),
-                                    sense=pyo.maximize, doc="F(lam) >= R * (sign * (Q(A) - Q(B)) - lam)")
+        upper_better = expression(m, "upper_better", terms.score(better, terms.ideal_low, shared),
+                                  doc="R * Q(better list) or more: cg* at the box's smallest counts, shared ranks left out")
+        lower_other = expression(m, "lower_other", terms.score(other, terms.ideal_high, shared),
+                                 doc="R * Q(other list) or less: cg* at the box's largest counts, shared ranks left out")
+        objective(m, upper_better - lower_other - lam * count_at_least(m, instance, rel),
+                  doc="F(lam) >= R * (sign * (Q(A) - Q(B)) - lam)")
         return m

@@ -1,5 +1,5 @@
 """A Q-measure box's test as a quadratic function of binary variables, for the roof dual (exact/boxes.py
-bounds it by exact/lagrangian.py; the box's LP is q_template.py's).  The math of a box: q_measure.py.
+bounds it by exact/lagrangian.py; the box's LP is template.py's).  The math of a box: measure.py.
 
 Variables.  z[d,g] = [grade(d) >= g] for each unjudged document d and grade g = 1..G, with the
 implications z[d,g+1] <= z[d,g]; every assignment is one such z and every z is one assignment (the
@@ -15,8 +15,8 @@ b_i (beta cg(i) + count(i)), is
 - for a judged relevant document: J_i + sum_{e above, unjudged} sum_h delta_h z[e,h];
 where J_i is the judged documents' w at and above rank i.  F(lam) of the box is
 sum_{X ranks} numerator_i / D_i(lo) - sum_{Y ranks} numerator_i / D_i(hi) - lam C_rel, the ranks
-shared by both lists left out (q_measure.py: *Shared ranks*), C_rel = J_rel + sum_d z[d,rel]: the same
-function as the box's model (q_measure.build_box) on every integral point, written in z instead of
+shared by both lists left out (measure.py: *Shared ranks*), C_rel = J_rel + sum_d z[d,rel]: the same
+function as the box's model (measure.build_box) on every integral point, written in z instead of
 x and y.  It is linear in the per-rank coefficients 1/D_i, so it is stored once per direction as
 sparse matrices over the ranks of both lists (``BoxForm``) and each box only multiplies them by its
 coefficients.
@@ -25,19 +25,20 @@ The box's intervals are linear in z: C_g = J_g + sum_d z[d,g] with lo_g <= C_g (
 and C_g <= hi_g (rel, and a grade whose hi_g is below L; hi_g = L means C_g >= L only).  They are not
 in the quadratic function: exact/lagrangian.py moves them into it with multipliers.
 
-When the direction has rows (q_rows.py), ``form`` returns (unless told ``tight=False``) F(lam) minus
-non-negative multiples of them (q_spread.py): still at least R (difference - lam) on every assignment
+When the direction has rows (rows.py), ``form`` returns (unless told ``tight=False``) F(lam) minus
+non-negative multiples of them (spread.py): still at least R (difference - lam) on every assignment
 of the box, and closer to it where the box's D_i spread."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..core.instance import judged_count
-from ..core.deadlines import check_time
-from .q_profiles import depth, ideal_gains, profile_grades, shared_ranks
-from .q_rows import box_rows, matrix_of
-from .q_spread import SpreadCorrection
+from ...core.instance import judged_count
+from ...core.deadlines import check_time
+from ...kernels.bounds_by_count import shared_ranks
+from .profiles import depth, ideal_gains, profile_grades
+from .rows import box_rows, matrix_of
+from .spread import SpreadCorrection
 
 
 class BoxForm:
@@ -83,7 +84,7 @@ class BoxForm:
                     above.append(d)
                 column += 1
         self.own_pairs = len(pairs)  # the objective's products; the rows may add more (weight 0 here)
-        self.rows = box_rows(self, pairs)  # the boxes' constraints in z (q_rows.py); may add pairs
+        self.rows = box_rows(self, pairs)  # the boxes' constraints in z (rows.py); may add pairs
         self.one_grade = len(profile_grades(instance)) == 1  # boxes over R alone
         self.first = np.fromiter((a for a, _ in pairs), np.int64, len(pairs))
         self.second = np.fromiter((b for _, b in pairs), np.int64, len(pairs))
@@ -99,7 +100,7 @@ class BoxForm:
                              np.concatenate([per_doc + g - 1 for g in range(1, top)] + [per_doc[:0]]))
         self.relevant = per_doc + self.rel - 1  # z[d, rel]
         self._ideal = (None, None, None)  # (box, its ideal gains: ``ideal``)
-        self.spread = None  # q_spread.py: the boxes' objectives tightened, in the rows' terms
+        self.spread = None  # spread.py: the boxes' objectives tightened, in the rows' terms
         if self.rows is not None:
             self.rows.finish()
             self.spread = SpreadCorrection(self)
@@ -112,7 +113,7 @@ class BoxForm:
         """F(lam) of ``box`` ((g, lo, hi) per profile grade) as (n, constant, linear, first, second,
         weights, implications): module docstring; X's ranks divided by D_i at the box's smallest
         counts, Y's by D_i at its largest, then, when the direction has rows and ``tight``, tightened
-        by the spread correction (q_spread.py)."""
+        by the spread correction (spread.py)."""
         low, high = self.ideal(box)
         better, other = (len(ranking) for ranking in self.lists)
         coefficients = np.concatenate([1.0 / (self.beta * low[:better] + np.arange(1, better + 1)),
@@ -122,7 +123,7 @@ class BoxForm:
         constant = float(self.constant_vector @ coefficients) - lam * self.judged_relevant
         form = (self.n, constant, linear, self.first, self.second, self.pair_matrix @ coefficients,
                 self.implications)
-        if self.spread is not None and tight:  # tighter where the box's ideal gains spread (q_spread.py)
+        if self.spread is not None and tight:  # tighter where the box's ideal gains spread (spread.py)
             form = self.rows.subtracted(form, self.spread.kappa(box), box)
         return form
 
@@ -136,7 +137,7 @@ class BoxForm:
 
     def without_rows(self, form):
         """``form`` with only the objective's own products when the rows' extra ones carry weight 0 in it
-        (no spread correction: q_spread.py), a smaller network for the interval descent; else ``form``."""
+        (no spread correction: spread.py), a smaller network for the interval descent; else ``form``."""
         n, constant, linear, _, _, weights, implications = form
         if np.any(weights[self.own_pairs:]):
             return form

@@ -6,7 +6,7 @@ or profile can need (the cuts with a placeholder coefficient on rel(d), count ro
 bounds) and patches the matrix per box: bounds of the count rows, the coefficient c of each cut (or a free row when
 the box has no such cut), and the objective from the per-rank term vectors and 1/D_i.  For a
 profile the patched matrix is its case model up to free rows (tests compare their optima).  The
-template is written with modeling.LinearModel, not Pyomo (the same CaseTerms code builds
+template is written straight into a matrix (modeling.new_matrix), not with Pyomo (the same CaseTerms code builds
 its rows), since a Pyomo build cost more than the box LPs it serves; a direction's box LPs run in
 one HiGHS instance (backends.HighsSession).  Each direction drops the product rows that cannot bind
 in its objectives (BoxModels.one_sided: the same optima, faster LPs).  Measured:
@@ -33,10 +33,11 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..core.instance import judged_count
-from ..modeling import LinearModel, MatrixModel
-from .q_profiles import QBox, depth, profile_grades, profile_intervals, shared_ranks
-from .q_terms import CaseTerms
+from ...core.instance import judged_count
+from ...modeling import MatrixModel, new_matrix
+from ...kernels.bounds_by_count import shared_ranks
+from .profiles import QBox, depth, profile_grades, profile_intervals
+from .terms import CaseTerms
 
 PLACEHOLDER = 0.5  # coefficient of rel(d) in the template's count cuts: never cancels an integer, patched per box
 
@@ -64,7 +65,7 @@ class BoxModels:
         self.rel, self.cap, self.n = rel, cap, n
         self.grades = profile_grades(instance)
         self.judged = {g: judged_count(instance, g) for g in self.grades}
-        m = self.m = LinearModel(instance)  # x, one_grade, limits, dominance: new_model's rows
+        m = self.m = new_matrix(instance)  # x, one_grade, limits, dominance: new_model's rows
         terms = CaseTerms(m, instance, {g: 0 for g in self.grades}, collection=collection)
         self.exact_lp = terms.collection  # a profile's LP relaxation is its MILP optimum, in every case tried
         counts = {g: m.count_at_least(g) for g in self.grades}

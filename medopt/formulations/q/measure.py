@@ -121,14 +121,12 @@ from __future__ import annotations
 from itertools import product
 from math import comb
 
-import pyomo.environ as pyo
-
-from ..core.instance import judged_count
-from ..modeling import count_at_least, direction_sign, new_model
-from .base import CaseModels, Formulation, ModelSize, grade_variables, register
-from .q_boxes import ProfileBoxes
-from .q_profiles import depth, profile_case, profile_grades, reachable, zero_case
-from .q_terms import CaseTerms
+from ...core.instance import judged_count
+from ...modeling import count_at_least, direction_sign, expression, index, new_model, objective, rows_over
+from ..base import CaseModels, Formulation, ModelSize, grade_variables, register
+from .boxes import ProfileBoxes
+from .profiles import depth, profile_case, profile_grades, reachable, zero_case
+from .terms import CaseTerms
 
 
 @register
@@ -212,24 +210,23 @@ class QMeasure(Formulation, CaseModels, ProfileBoxes):
         """The model of one profile (the module docstring): max sign (Q(A) - Q(B)), exact on the profile."""
         m = new_model(instance, direction, f"Q-measure, profile {case.label}")
         counts = {g: (v, at) for g, v, at in case.counts}
-        m.PROFILE = pyo.Set(initialize=sorted(counts), doc="grades whose collection count the case fixes")
+        profile = index(m, "PROFILE", sorted(counts), doc="grades whose collection count the case fixes")
 
-        def fix_count(m, g):
+        def fix_count(g):
             count, (value, at_least) = count_at_least(m, instance, g), counts[g]
             if isinstance(count, int):  # no unjudged document: cases() only yields the judged count
-                return pyo.Constraint.Skip
+                return None
             return count >= value if at_least else count == value
 
-        m.profile = pyo.Constraint(m.PROFILE, rule=fix_count, doc="C_rel = R; C_g = c_g, or C_g >= L when capped")
+        rows_over(m, "profile", profile, fix_count, doc="C_rel = R; C_g = c_g, or C_g >= L when capped")
         r = case.r
         if r == 0:  # both scores are 0 whatever the assignment
-            m.objective = pyo.Objective(expr=0 * sum(m.x.values(), 0), sense=pyo.maximize, doc="Q(A) = Q(B) = 0")
+            objective(m, 0 * sum(m.x.values(), 0), doc="Q(A) = Q(B) = 0")
             return m
         terms = CaseTerms(m, instance, {g: (depth(instance) if at else v) for g, (v, at) in counts.items()})
         terms.add_products()
         terms.add_valid_inequalities()
-        m.score_a = pyo.Expression(expr=terms.score(instance.a) / r, doc="Q(A) given R and cg*: linear in x, y")
-        m.score_b = pyo.Expression(expr=terms.score(instance.b) / r, doc="Q(B) given R and cg*: linear in x, y")
-        m.objective = pyo.Objective(expr=direction_sign(direction) * (m.score_a - m.score_b), sense=pyo.maximize,
-                                    doc="sign * (Q(A) - Q(B))")
+        score_a = expression(m, "score_a", terms.score(instance.a) / r, doc="Q(A) given R and cg*: linear in x, y")
+        score_b = expression(m, "score_b", terms.score(instance.b) / r, doc="Q(B) given R and cg*: linear in x, y")
+        objective(m, direction_sign(direction) * (score_a - score_b), doc="sign * (Q(A) - Q(B))")
         return m

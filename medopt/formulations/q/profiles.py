@@ -2,7 +2,7 @@
 reaches, and the tightening of a box (arithmetic only, no model).
 
 A profile fixes R = C_rel and c_g = min(C_g, L) for the other profile grades; a box fixes an
-interval per grade (the math: q_measure.py).  Counts are of the whole collection: judged ones
+interval per grade (the math: measure.py).  Counts are of the whole collection: judged ones
 J_g plus unjudged ones U_g = C_g - J_g, and an assignment reaches given U_g exactly when
 n >= U_1 >= ... >= U_G >= 0 (with the relevance limits).
 """
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.instance import judged_count
-from .base import Case
+from ...core.instance import judged_count
+from ..base import Case
 
 AT_LEAST = ">="
 
@@ -83,18 +83,6 @@ def profile_case(r: int, counts: tuple) -> QProfile:
 def zero_case(counts: tuple = ()) -> QProfile:
     """The profile R = 0 (no relevant document: both scores 0)."""
     return QProfile(label="R=0", denominator=1.0, r=0, counts=counts)
-
-
-def shared_ranks(instance) -> frozenset:
-    """Ranks i (1-based) where A and B hold the same document under the same set of documents above."""
-    a, b = instance.a, instance.b
-    shared, seen_a, seen_b = set(), set(), set()
-    for i in range(min(len(a), len(b))):
-        if a[i] == b[i] and seen_a == seen_b:
-            shared.add(i + 1)
-        seen_a.add(a[i])
-        seen_b.add(b[i])
-    return frozenset(shared)
 
 
 def box_label(instance, box) -> str:

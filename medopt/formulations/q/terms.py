@@ -1,17 +1,15 @@
 """The terms of a Q-measure model under one profile or over a box of profiles: the products y, the
-valid inequalities and the per-rank score terms (the math: q_measure.py's Variables, Constraints,
+valid inequalities and the per-rank score terms (the math: measure.py's Variables, Constraints,
 Valid inequalities and Objective, and its Boxes of profiles).  The same code writes a Pyomo model
-(q_measure, q_boxes) and the matrix template (q_template, modeling.LinearModel)."""
+(measure, boxes) and the matrix template (template, modeling.new_matrix)."""
 
 from __future__ import annotations
 
 from itertools import combinations
 
-import pyomo.environ as pyo
-
-from ..core.instance import judged_count
-from ..modeling import Linear, LinearModel, binary_and
-from .q_profiles import ideal_gains
+from ...core.instance import judged_count
+from ...modeling import binary_and, row_list, summation
+from .profiles import ideal_gains
 
 
 class CaseTerms:
@@ -31,7 +29,7 @@ class CaseTerms:
         self.low, self.high = dict(low), dict(high)  # min(C_g, L) at the box's smallest and largest counts
         # cg*(i), smallest and largest over the box
         self.ideal_low, self.ideal_high = (ideal_gains(instance, gain, size) for size in (self.low, self.high))
-        self.sum = Linear.total if isinstance(m, LinearModel) else sum  # one node per sum for a template
+        self.sum = summation(m)  # one node per sum for a template
         self.relevance = {d: self.sum(m.x[d, g] for g in m.GRADES if g >= self.rel) for d in instance.unjudged}
         self.product_grades = [g for g in m.GRADES if self.weight[g] != 0]
         # ordered pairs (d, e) of unjudged documents with e above d in A or B, each once; with the
@@ -61,9 +59,7 @@ class CaseTerms:
     def add_products(self):
         m = self.m
         products = {self.key(d, e, g): (self.relevance[d], m.x[e, g]) for d, e in self.pairs for g in self.product_grades}
-        if products and isinstance(m, LinearModel):  # a box template, built without Pyomo
-            m.binary_and("y", products)
-        elif products:
+        if products:
             binary_and(m, "y", products, doc="y[d,e,g] = rel(d) * x[e,g]: d relevant and e (above d) of grade g")
 
     def at_least_above(self, d, above, g):
@@ -106,8 +102,8 @@ class CaseTerms:
         """Integral cuts that tighten the LP relaxation (see the module docstring); none changes the
         integer optima.  Over a box the upper counts use the largest c_g, the lower ones the smallest."""
         m, instance, n = self.m, self.instance, len(self.instance.unjudged)
-        m.cuts = pyo.ConstraintList(doc="valid inequalities: one-hot pairs, prefix upper and lower counts")
-        self.add_one_hot_pairs(m.cuts)
+        cuts = row_list(m, "cuts", doc="valid inequalities: one-hot pairs, prefix upper and lower counts")
+        self.add_one_hot_pairs(cuts)
         for ranking in (instance.a, instance.b):
             for i, d in enumerate(ranking, start=1):
                 if self.judged(d):
@@ -117,12 +113,12 @@ class CaseTerms:
                     high, low = self.high[g], self.low[g]
                     if high < i:  # at most min(i, C_g) <= high documents of grade >= g in the top i
                         judged_above = self.judged_at_least_above(ranking, i, g)
-                        m.cuts.add(self.at_least_above(d, above, g) + judged_above * self.relevance[d]
-                                   + self.self_at_least(d, g) <= high * self.relevance[d])
+                        cuts.add(self.at_least_above(d, above, g) + judged_above * self.relevance[d]
+                                 + self.self_at_least(d, g) <= high * self.relevance[d])
                     least = low - judged_count(instance, g) - (n - len(above) - 1)
                     if least > 0 and above:  # U_g >= least + (unjudged docs neither above d nor d)
-                        m.cuts.add(self.at_least_above(d, above, g) + self.self_at_least(d, g)
-                                   >= least * self.relevance[d])
+                        cuts.add(self.at_least_above(d, above, g) + self.self_at_least(d, g)
+                                 >= least * self.relevance[d])
 
     def terms(self, ranking):
         """[(i, b_i (beta cg(i) + count(i)))] for the ranks i whose term can be non-zero, linear in x, y."""

@@ -1,16 +1,16 @@
 """A Q-measure box's constraints in z, for the roof dual's Lagrangian (exact/lagrangian.py, rows_bound):
-the box's intervals and the collection cuts of its profiles' LP (q_template.py, *Collection cuts*),
+the box's intervals and the collection cuts of its profiles' LP (template.py, *Collection cuts*),
 each row written as
 
     constant + L z + coefficient z[d,rel] + S (z_f z_s) >= 0
 
-on every assignment of the box, with (f, s) pairs of the box's quadratic form (q_roof.BoxForm, which
+on every assignment of the box, with (f, s) pairs of the box's quadratic form (roof.BoxForm, which
 holds a product for every pair of unjudged documents once these rows are built).
 
 The rows, for grade g of the box (interval lo_g..hi_g; J_g judged documents of grade >= g; E the
 unjudged documents other than d; z[d,g] = [grade(d) >= g]):
 - interval, low side: sum_d z[d,g] - (lo_g - J_g) >= 0; high side: (hi_g - J_g) - sum_d z[d,g] >= 0
-  (rel, and a grade whose hi_g is a true count: q_roof.BoxForm.counts);
+  (rel, and a grade whose hi_g is a true count: roof.BoxForm.counts);
 - upper, per unjudged d, when hi_g is a true count:
   (hi_g - J_g) z[d,rel] - z[d,max(g,rel)] - sum_{e in E} z[d,rel] z[e,g] >= 0: when d is relevant, the
   collection holds J_g + [grade(d) >= g] + #{e in E: grade(e) >= g} = C_g <= hi_g documents of grade
@@ -30,32 +30,20 @@ Built for every box (over R alone, or over several grades) while their products 
 ROW_PRODUCTS.  A box over R alone is tested with the rows alone; a graded box by the interval descent
 (lagrangian_bound), by the rows, or by both, whichever has closed more of the direction's boxes for its
 work (exact/boxes.py, ``BoxRun.graded_tests``).  Every box's objective but the graded rows test's is
-tightened by non-negative multiples of the rows (q_spread.py, ``subtracted``).  The rows of a direction
+tightened by non-negative multiples of the rows (spread.py, ``subtracted``).  The rows of a direction
 form one fixed list, so multipliers carry over from a box to its halves; a box switches on the rows that
 apply to it and sets their coefficients and constants (``at``).  They are built with NumPy, all the
 products of one grade at once."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from scipy import sparse
 
-from ..core.instance import judged_count
-from ..core.deadlines import check_time
-from .q_profiles import depth, profile_grades
-
-
-@dataclass(frozen=True)
-class Rows:
-    """The rows of one box: constant + L z + coefficient z[d_rel] + S y >= 0 where ``active``."""
-    constant: np.ndarray
-    L: sparse.csr_matrix
-    d_rel: np.ndarray
-    coefficient: np.ndarray
-    S: sparse.csr_matrix
-    active: np.ndarray
+from ...core.instance import judged_count
+from ...core.deadlines import check_time
+from ...kernels.box_rows import Rows
+from .profiles import depth, profile_grades
 
 
 # rows only while their products z[d,rel] z[e,g] (every pair of unjudged documents, every profile grade
@@ -166,7 +154,7 @@ class BoxRows:
 
     def subtracted(self, form: tuple, kappa: np.ndarray, box) -> tuple:
         """``form`` minus sum_r kappa_r row_r(z) (kappa >= 0, zero on rows that do not hold on ``box``):
-        the rows' constants, linear parts and products moved into it (q_spread.py)."""
+        the rows' constants, linear parts and products moved into it (spread.py)."""
         constant, coefficient, _ = self.parts(box)
         n, shift, linear, first, second, weights, implications = form
         transposed_l, transposed_s = self.transposed

@@ -1,7 +1,10 @@
-"""The relevant count's rows for the sums of precisions (AP, AP(norm=min)): a box lo <= m <= hi of the
+"""Rows valid on a box of a binary quadratic form, for the roof dual's Lagrangian (exact/lagrangian.rows_bound):
+``Rows``, one box's rows in the form both families' boxes use (the Q-measure's profile boxes,
+formulations/q/rows.py; the relevant count's boxes below), and the relevant count's rows.
+
+The relevant count's rows, for the sums of precisions (AP, AP(norm=min)): a box lo <= m <= hi of the
 number m = sum_d b_d of unjudged relevant documents, written as rows of the relevances' quadratic
-form (precision_bounds.relevance_quadratic), for the roof dual's Lagrangian (exact/lagrangian.rows_bound;
-the search over such boxes: exact/count_boxes.py).
+form (formulations/precision/bounds.relevance_quadratic; the search over such boxes: exact/count_boxes.py).
 
 Rows.  With b_d in {0, 1} the relevance of unjudged document d, y_de = b_d b_e for d != e (every pair
 of unjudged documents: ``complete`` adds the pairs the form lacks, with weight 0), and a box
@@ -10,23 +13,35 @@ lo <= m <= hi, each row below is >= 0 at every b of the box:
 - upper, per d: b_d (hi - m) = (hi - 1) b_d - sum_{e != d} y_de   (b_d b_d = b_d);
 - lower, per d: b_d (m - lo) = sum_{e != d} y_de - (lo - 1) b_d    (kept when lo > 0).
 They are the box's interval multiplied by each b_d (the first level of Sherali and Adams' RLT, the
-collection cuts of the Q-measure's boxes in formulations/q_rows.py with one grade and no judged
+collection cuts of the Q-measure's boxes in formulations/q/rows.py with one grade and no judged
 relevant document in the count).  At lo = hi = m the upper and lower rows say sum_e y_de = (m - 1) b_d:
 a relevant document has exactly m - 1 relevant partners, which the roof dual (the LP of the products'
 standard linearisation, solvers/roof_dual.py) does not know; moved into its objective with multipliers
 >= 0 they keep it an upper bound (exact/lagrangian.py, ``rows_bound``) and bring it down to the LP
 with these rows (measured: docs/explanation/precision-sums.md#ap-at-depth-the-relevant-counts-rows).
 
-Written as q_rows.Rows (constant + L b + coefficient b[d_rel] + S y >= 0 where active), one fixed list
+Written as Rows (constant + L b + coefficient b[d_rel] + S y >= 0 where active), one fixed list
 per direction: the rows 0 and 1 are low and high, then upper and lower for each document in turn, so
 that multipliers carry over from a box to its halves."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from scipy import sparse
 
-from .q_rows import Rows
+
+@dataclass(frozen=True)
+class Rows:
+    """The rows of one box: constant + L z + coefficient z[d_rel] + S y >= 0 where ``active``."""
+    constant: np.ndarray
+    L: sparse.csr_matrix
+    d_rel: np.ndarray
+    coefficient: np.ndarray
+    S: sparse.csr_matrix
+    active: np.ndarray
+
 
 # rows only while the complete pair list stays at most this many products (1,500 unjudged documents):
 # every roof dual of a box carries all of them (not tuned: docs/explanation/constants.md)

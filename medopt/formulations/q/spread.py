@@ -1,17 +1,17 @@
 """A Q-measure box's objective made tighter where its ideal gains spread: the convexity of 1/D_i
-(q_roof.py writes the box; q_rows.py its rows, which this correction is written in).
+(roof.py writes the box; rows.py its rows, which this correction is written in).
 
-The box objective (q_roof.py) divides the favoured list X's numerators N_i by D_i at the box's
+The box objective (roof.py) divides the favoured list X's numerators N_i by D_i at the box's
 smallest counts, D_lo,i, and the other list Y's by D_i at its largest, D_hi,i: every profile of the
 box has D_lo,i <= D_i <= D_hi,i, and N_i >= 0.  That loses N_i (1/D_lo,i - 1/D_i) on X's ranks and
 N_i (1/D_i - 1/D_hi,i) on Y's, which keeps boxes open that their profiles, each on its own, would
 close (docs/explanation/q-measure.md).
 
-Notation.  D_i = beta cg*(i) + i with cg*(i) = sum_g s_g min(i, C_g) (q_measure.py; s_g >= 0 the gain
+Notation.  D_i = beta cg*(i) + i with cg*(i) = sum_g s_g min(i, C_g) (measure.py; s_g >= 0 the gain
 steps), the box lo_g <= C_g <= hi_g per profile grade g ("true" when hi_g bounds C_g: rel, or
-hi_g < L); N_i the numerator of rank i (q_roof.py); w, delta_h and J_i as there.
+hi_g < L); N_i the numerator of rank i (roof.py); w, delta_h and J_i as there.
 
-Claim.  On every assignment of the box, with rows r (q_rows.py) all >= 0 there and kappa >= 0 below,
+Claim.  On every assignment of the box, with rows r (rows.py) all >= 0 there and kappa >= 0 below,
     sum_X N_i / D_i - sum_Y N_i / D_i <= (the box objective) - sum_r kappa_r row_r.
 
 Proof.  X's ranks.  1/D is convex, so on [D_lo, D_hi] it lies under its chord:
@@ -24,7 +24,7 @@ Y's ranks.  1/D lies above its tangent at D_hi: -N_i / D_i <= -N_i / D_hi,i - N_
 and for i >= hi_g (true), min(i, hi_g) - min(i, C_g) = hi_g - C_g >= 0, the other grades' parts
 being >= 0: D_hi,i - D_i >= sum_{g: i >= hi_g} beta s_g (hi_g - C_g) =: M_i >= 0; so again
 -N_i / D_i <= -N_i / D_hi,i - N'_i M_i / D_hi,i^2.
-N'_i.  For an unjudged d at rank i, N_i >= N'_i = z[d,rel] (w(rel) + J_i) (q_roof.py's numerator
+N'_i.  For an unjudged d at rank i, N_i >= N'_i = z[d,rel] (w(rel) + J_i) (roof.py's numerator
 without its non-negative rest), and N'_i M_i is a sum of the rows z[d,rel] (C_g - lo_g) >= 0 ("lower"
 of d and g) on X and z[d,rel] (hi_g - C_g) >= 0 ("upper") on Y, times w(rel) + J_i times the rank's
 factor.  For a judged relevant document, N_i >= N'_i = J_i + sum_{e above, unjudged} delta_rel z[e,rel]
@@ -37,7 +37,7 @@ So any upper bound on the right side over the box's assignments (the roof dual w
 exact/lagrangian.py) bounds the box, and the box tests use the corrected objective (all but a
 graded box's rows test: exact/boxes.py).  Rows valid only on the box (the lower and upper rows,
 whatever their use in the Lagrangian) are subtracted with their whole constants and coefficients
-(q_rows.BoxRows.parts), not the Lagrangian's active ones.
+(rows.BoxRows.parts), not the Lagrangian's active ones.
 Measured: docs/explanation/q-measure.md#q-measure-the-spread-of-the-ideal-gains-corrected."""
 
 from __future__ import annotations
@@ -45,7 +45,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
-from .q_profiles import depth, shared_ranks
+from ...kernels.bounds_by_count import shared_ranks
+from .profiles import depth
 
 
 class SpreadCorrection:

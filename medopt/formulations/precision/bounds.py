@@ -1,4 +1,4 @@
-"""The sums of precisions (precision_sums.py) without a model: N = sign (SP(A) - SP(B)) as arrays (its
+"""The sums of precisions (sums.py) without a model: N = sign (SP(A) - SP(B)) as arrays (its
 pair weights, its linear terms, its quadratic form in the relevances of the unjudged documents),
 and the bounds on a direction's difference that need no model: the closed form (``quick_bound``),
 the roof dual at a difference reached (``relaxation_bound``, one step of Dinkelbach over it), and
@@ -14,10 +14,10 @@ from math import comb
 
 import numpy as np
 
-from ..core.instance import judged_count
-from ..core.deadlines import OutOfTime, check_room, check_time
-from ..modeling import direction_sign
-from . import q_quick
+from ...core.instance import judged_count
+from ...core.deadlines import OutOfTime, check_room, check_time
+from ...modeling import direction_sign
+from ...kernels import bounds_by_count
 
 
 def pair_weights(instance, direction, scales=(1.0, 1.0)) -> dict:
@@ -147,8 +147,12 @@ GOLDEN = (math.sqrt(5) - 1) / 2  # the golden-section ratio
 class PrecisionBounds:
     """The bounds without a model of PrecisionSums (its ``scale`` and ``min_cutoff`` come from it)."""
 
+    def relevant_count_ratio(self, instance) -> bool:
+        """AP and AP(norm=min): SP / R and SP / min(k, R) (Formulation.relevant_count_ratio)."""
+        return instance.metric.family == "AP"
+
     def quick_bound(self, instance, direction) -> float:
-        """A proven bound on the direction's difference, without a model: q_quick's bound per R with
+        """A proven bound on the direction's difference, without a model: kernels/bounds_by_count's bound per R with
         beta = 0 (each term a precision, so R times it bounds SP(X) - SP(Y) for every assignment with R
         relevant documents), over the metric's normaliser: R (AP), min(k, R) (AP(norm=min)), k (SSP),
         1 (SP); the largest over R, and 0 when R = 0 is possible (no relevant document: both score 0)."""
@@ -159,7 +163,7 @@ class PrecisionBounds:
             weight = (lambda r: r / np.minimum(cap, r)) if cap else None
         else:
             weight = lambda r: r.astype(float)  # noqa: E731
-        per_r = q_quick.bounds_by_r(instance, direction, beta=0.0, rel=rel, weight=weight)
+        per_r = bounds_by_count.bounds_by_r(instance, direction, beta=0.0, rel=rel, weight=weight)
         if metric.family == "AP":
             values = [bound * r / min(cap, r) if cap else bound for r, bound in per_r.items()]
         else:

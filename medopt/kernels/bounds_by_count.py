@@ -1,8 +1,10 @@
-"""A bound on one direction of the Q-measure difference for each R, in closed form (no model): the
-first bound of every box of the branch and bound (ProfileBoxes.box_bound), so that a box not yet
-tested, and a direction not yet searched, report less than the trivial bound 1.
+"""A bound on one direction of the Q-measure difference for each relevant count R, in closed form (no
+model): the first bound of every box of the Q-measure's branch and bound (formulations/q/boxes.py,
+ProfileBoxes.box_bound), so that a box not yet tested, and a direction not yet searched, report less
+than the trivial bound 1; with beta = 0 the bound of the sums of precisions (AP:
+formulations/precision/bounds.py, quick_bound).  Both families share this kernel.
 
-Notation as in q_measure.py: X the list the direction favours, Y the other, both cut; an
+Notation as in formulations/q/measure.py: X the list the direction favours, Y the other, both cut; an
 assignment's relevant documents S (|S| = R, the judged relevant ones J_rel among them); for a
 relevant document at rank i of a list Z, its term T^Z_i = (beta cg_Z(i) + count_Z(i)) /
 (beta cg*(i) + i), so that R (Q(X) - Q(Y)) = sum_{d in S} (T^X(d) - T^Y(d)), T^Z(d) = 0 when d is
@@ -24,7 +26,7 @@ ones are, so count_Y(j) >= c_j = max(1 + P_Y(j), j - NR_j); cg_Y(j) >= u_rel cou
 relevant grade has a gain >= u_rel) and cg*(j) <= C_j as above.  So T^Y_j >= b_j(R) =
 (beta u_rel c_j + c_j) / (beta C_j + j).
 
-A rank holding the same document under the same set above in both lists (q_profiles.shared_ranks)
+A rank holding the same document under the same set above in both lists (shared_ranks)
 has T^X = T^Y for every assignment: its document's value is 0.  Every other document d gets
 v_d(R) = a(d) - b(d) (a(d) = 0 outside X, b(d) = 0 outside Y), so for every assignment with R
 relevant documents
@@ -48,7 +50,6 @@ import numpy as np
 
 from ..core.instance import judged_count
 from ..core.deadlines import expired
-from .q_profiles import shared_ranks
 
 # documents' values sorted in all by one bounds_by_r when each R is its own block, at most (beyond it R
 # runs in blocks) ...
@@ -59,12 +60,24 @@ REFINE_ENTRIES = 4_000_000
 PAST_DEADLINE = 500_000
 
 
+def shared_ranks(instance) -> frozenset:
+    """Ranks i (1-based) where A and B hold the same document under the same set of documents above."""
+    a, b = instance.a, instance.b
+    shared, seen_a, seen_b = set(), set(), set()
+    for i in range(min(len(a), len(b))):
+        if a[i] == b[i] and seen_a == seen_b:
+            shared.add(i + 1)
+        seen_a.add(a[i])
+        seen_b.add(b[i])
+    return frozenset(shared)
+
+
 def bounds_by_r(instance, direction: str, *, beta: float | None = None, rel: int | None = None,
                 weight=None) -> dict[int, float]:
     """R -> an upper bound on bound(R) (the module docstring) for every R with J_rel <= R <= J_rel + n,
     R >= 1; the metric's beta and rel unless given.  With beta = 0 each term is a precision,
     count(i) / i, and R (Q(X) - Q(Y)) is SP(X) - SP(Y): the bound of the sums of precisions
-    (precision_sums.quick_bound).
+    (formulations/precision/bounds.py, quick_bound).
 
     bound(R) costs a sort of the n unjudged documents' values per R: n^2 log n in all.  So the R
     run in blocks [R_lo, R_hi], each bounded with one sort: for every R of the block, bound_R over

@@ -27,16 +27,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-import pyomo.environ as pyo
-
-from ..core.instance import judged_count
-from ..core.deadlines import Ticker
-from ..metrics import parse_metric
-from ..modeling import (LinearModel, binaries, binary_and, count_at_least, equal, expression, new_model, relevant_at,
-                        row, rows, total)
-from .base import (CappedRatio, Case, CaseModels, DinkelbachMatrix, DinkelbachModels, DirectMatrix, DirectModel,
+from ...core.instance import judged_count
+from ...core.deadlines import Ticker
+from ...metrics import parse_metric
+from ...modeling import (binaries, binary_and, count_at_least, equal, expression, new_matrix, new_model, objective,
+                        relevant_at, row, rows, total)
+from ..base import (CappedRatio, Case, CaseModels, DinkelbachMatrix, DinkelbachModels, DirectMatrix, DirectModel,
                    Formulation, ModelSize, grade_variables, register)
-from .precision_bounds import PrecisionBounds, pair_arrays, pair_count, relevance_linear
+from .bounds import PrecisionBounds, pair_arrays, pair_count, relevance_linear
 
 
 def relevance_products(m, instance, direction, scales=(1.0, 1.0)):
@@ -62,11 +60,7 @@ def relevance_products(m, instance, direction, scales=(1.0, 1.0)):
     relevance = {d: relevant_at(m, instance, d) for d in {d for pair in weights for d in pair}}
     pairs = {k: (relevance[k[0]], relevance[k[1]]) for k in weights}
     signs = {k: 1 if w > 0 else -1 for k, w in weights.items()}
-    if isinstance(m, LinearModel):
-        m.both_relevant = {}
-        m.binary_and("both_relevant", pairs, signs)
-    else:
-        binary_and(m, "both_relevant", pairs, doc="y[d,e] = b_d * b_e", signs=signs)
+    binary_and(m, "both_relevant", pairs, doc="y[d,e] = b_d * b_e", signs=signs)
 
 
 def numerator_expression(m, instance, direction, scales=(1.0, 1.0)):
@@ -141,17 +135,16 @@ class PrecisionSums(PrecisionBounds, Formulation, DirectModel, CaseModels, Dinke
         family = instance.metric.family
         m = new_model(instance, direction, f"{family} MILP")
         numerator, _ = self._base(m, instance, direction)
-        m.objective = pyo.Objective(expr=numerator * self.scale(instance), sense=pyo.maximize,
-                                    doc="maximise SP(better)/k - SP(other)/k" if family == "SSP"
-                                    else "maximise SP(better) - SP(other)")
+        objective(m, numerator * self.scale(instance),
+                  doc="maximise SP(better)/k - SP(other)/k" if family == "SSP" else "maximise SP(better) - SP(other)")
         return m
 
     def direct_matrix(self, instance, direction):
-        """build_direct's model from the same code, written with modeling.LinearModel instead of
-        Pyomo: the same rows, row for row (tests/test_limits.py::test_ssp_direct_matrix_is_the_pyomo_model),
+        """build_direct's model from the same code, written straight into a matrix (modeling.new_matrix)
+        instead of Pyomo: the same rows, row for row (tests/test_limits.py::test_ssp_direct_matrix_is_the_pyomo_model),
         built in a fraction of the time and with deadline checks all the way (Pyomo's build and
         compile of an SSP@1000 model took seconds per direction: docs/limits.md#time-limits)."""
-        m = LinearModel(instance)
+        m = new_matrix(instance)
         numerator, _ = self._base(m, instance, direction)
         matrix = m.matrix()
         c, constant = m.vector(numerator)
@@ -164,9 +157,8 @@ class PrecisionSums(PrecisionBounds, Formulation, DirectModel, CaseModels, Dinke
         numerator, relevant = self._base(m, instance, direction)
         row(m, "fix_relevant_count", relevant >= case.r if case.at_least else equal(relevant, case.r),
             doc="the case's R")
-        m.denominator = pyo.Expression(expr=case.denominator, doc="R or min(k, R): a constant here")
-        m.objective = pyo.Objective(expr=numerator * (1.0 / case.denominator), sense=pyo.maximize,
-                                    doc="maximise N / D: the AP difference in this case")
+        expression(m, "denominator", case.denominator, doc="R or min(k, R): a constant here")
+        objective(m, numerator * (1.0 / case.denominator), doc="maximise N / D: the AP difference in this case")
         return m
 
     def dinkelbach_rows(self, m, instance, direction):
@@ -186,16 +178,15 @@ class PrecisionSums(PrecisionBounds, Formulation, DirectModel, CaseModels, Dinke
     def build_dinkelbach(self, instance, direction, lam):
         m = new_model(instance, direction, f"AP, Dinkelbach step lam={lam!r}")
         numerator, denominator = self.dinkelbach_rows(m, instance, direction)
-        m.objective = pyo.Objective(expr=numerator - lam * denominator, sense=pyo.maximize,
-                                    doc="Dinkelbach: maximise N - lam * D")
+        objective(m, numerator - lam * denominator, doc="Dinkelbach: maximise N - lam * D")
         return m
 
     def dinkelbach_matrix(self, instance, direction):
         """build_dinkelbach's model (N, D and their rows, lam left to the caller) from the same code,
-        written with modeling.LinearModel instead of Pyomo: the same columns and rows, row for row
+        written straight into a matrix (modeling.new_matrix) instead of Pyomo: the same columns and rows, row for row
         (tests/test_exact.py::test_ap_dinkelbach_matrix_is_the_pyomo_model), without Pyomo's cost
         per expression (measured: docs/explanation/precision-sums.md#dinkelbach-for-ap-and-apnormmin)."""
-        m = LinearModel(instance)
+        m = new_matrix(instance)
         numerator, denominator = self.dinkelbach_rows(m, instance, direction)
         return DinkelbachMatrix(m.matrix(), *m.vector(numerator), *m.vector(denominator), m.assignment)
 

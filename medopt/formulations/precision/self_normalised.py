@@ -58,15 +58,14 @@ from dataclasses import dataclass, replace
 from itertools import combinations_with_replacement
 
 import numpy as np
-import pyomo.environ as pyo
 
-from ..errors import TooLargeError
-from ..core.instance import judged_count
-from ..metrics.ap import sum_of_precisions
-from ..metrics.base import log2_discount
-from ..modeling import direction_sign, equal, gain_at, new_model, rows
-from .base import CaseModels, Formulation, ListPairCase, register
-from .precision_sums import PrecisionSums, numerator_expression, relevance_products
+from ...errors import TooLargeError
+from ...core.instance import judged_count
+from ...metrics.ap import sum_of_precisions
+from ...metrics.base import log2_discount
+from ...modeling import direction_sign, equal, expression, gain_at, new_model, objective, rows
+from ..base import CaseModels, Formulation, ListPairCase, register
+from .sums import PrecisionSums, numerator_expression, relevance_products
 
 # grade multisets of one group of documents (shared, or one list's own) enumerated at most, and the
 # (own X) x (own Y) grid of one shared multiset; beyond either the instance is refused (value:
@@ -304,8 +303,8 @@ class SelfNormalised(Formulation, CaseModels):
                                for j, (h, _) in enumerate(levels)},
                      doc=f"the unjudged documents of {what} with grade >= h: the case's count")
         scales = tuple(1.0 / d if d > 0 else 0.0 for d in (case.denominator, case.denominator_b))
-        m.denominator_a = pyo.Expression(expr=case.denominator, doc="D_A of this case (a constant; 0: A scores 0)")
-        m.denominator_b = pyo.Expression(expr=case.denominator_b, doc="D_B of this case (a constant; 0: B scores 0)")
+        expression(m, "denominator_a", case.denominator, doc="D_A of this case (a constant; 0: A scores 0)")
+        expression(m, "denominator_b", case.denominator_b, doc="D_B of this case (a constant; 0: B scores 0)")
         if metric.binary:
             relevance_products(m, instance, direction, scales)
             difference = numerator_expression(m, instance, direction, scales)
@@ -316,6 +315,5 @@ class SelfNormalised(Formulation, CaseModels):
                                                      for i, d in enumerate(ranking, start=1))
             difference = sign * (dcg(instance.a, scales[0]) - dcg(instance.b, scales[1]))
             what = "DCG(A) / IDCG_A - DCG(B) / IDCG_B"
-        m.objective = pyo.Objective(expr=difference, sense=pyo.maximize,
-                                    doc=f"maximise the signed {what}, both denominators the case's constants")
+        objective(m, difference, doc=f"maximise the signed {what}, both denominators the case's constants")
         return m
