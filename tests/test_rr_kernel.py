@@ -245,3 +245,36 @@ def test_dl_2020_depth_1000_against_the_exact_solver():
     assert checked >= 4
     with gzip.open(DL_2020 / "runs" / names[0]) as handle:  # the runs really are 1000 deep
         assert sum(1 for line in handle if line.split()[0] == ends[0][0].encode()) == 1000
+
+
+@pytest.mark.parametrize("stage", [1, 3, 16])
+def test_batch_staging_on_lists_that_agree_at_the_top(monkeypatch, stage):
+    """Lists that agree on their top documents (a few swaps) leave topics open after the first stage
+    (a candidate's best is deep in the other list): the second stage must give the unstaged answer."""
+    from medopt.batch import fastpath_rr
+    monkeypatch.setattr(fastpath_rr, "STAGE", stage)
+    calls = []
+    solve = fastpath_rr._candidates
+    monkeypatch.setattr(fastpath_rr, "_candidates", lambda *args: calls.append(len(args[-1])) or solve(*args))
+    rng = random.Random(stage)
+    a, b, qrels = {}, {}, {}
+    for t in range(60):
+        docs = [f"t{t}d{i}" for i in range(rng.randint(5, 120))]
+        other = list(docs)
+        for _ in range(rng.randint(0, 6)):
+            i = rng.randrange(len(other) - 1)
+            other[i], other[i + 1] = other[i + 1], other[i]
+        if rng.random() < 0.3:
+            other = other[:rng.randint(1, len(other))]
+        a[str(t)], b[str(t)] = docs, other
+        if rng.random() < 0.5:
+            qrels[str(t)] = {rng.choice(docs): rng.choice([0, 1]) for _ in range(rng.randint(1, 3))}
+    runset = load_runset(None, qrels, columns=[columns_from_rankings("A", a), columns_from_rankings("B", b)])
+    metric = parse_metric("RR")
+    rows = med_rows(runset, 0, 1, metric, "rr", runset.common_topics(0, 1))
+    assert len(calls) > 2  # some topics were left open by the first stage
+    top = resolve_max_grade(None, qrels)
+    for topic, value, direction, *_, assignment in rows:
+        expected = medopt.med(metric, a[topic], b[topic], qrels.get(topic, {}), max_grade=top, method="rr")
+        assert (value, direction) == (expected.value, expected.direction)
+        assert json.loads(assignment) == {d: g for d, g in expected.assignment.items() if g > 0}

@@ -3,15 +3,26 @@
 The kernel's proof reads each list only down to its first judged relevant rank (its docstring's
 consequence), so each run's entries are cut there first: found for the whole block from one
 comparison over the run's grades, then only the cut prefixes are matched between the two lists.
-The values, directions and assignments are the per-instance method's (``rr``, the same kernel
-function); certification rests on the proof, as for the other kernels of :mod:`medopt.batch.fastpath`.
+
+Staging.  A list without a judged relevant document is read to its depth (1000 for trec_eval), and a
+table over all of it is slow when documents recur across the block's topics.  So each topic's first
+STAGE candidates (the unjudged documents above X's first judged relevant rank, in rank order) are
+tried first, and the matching goes the other way round: a table over those few candidates, looked
+up by each entry of Y's prefix.  Every candidate u satisfies value(u) = 1/r_X(u) - 1/min(j_Y, p_Y(u))
+<= 1/r_X(u) - 1/j_Y, which falls with r_X(u); so when the best value V of the first stage (S = {}
+included) is at least 1/r - 1/j_Y, r the rank of the first candidate left out, no later candidate
+exceeds V (a tie keeps the earlier choice, as the kernel's own tie rule does), and the topic is
+settled.  The other topics (lists that agree on many top documents) are solved again with all of
+their candidates.  The values, directions and assignments are the per-instance method's (``rr``,
+the same kernel function); certification rests on the proof, as for the other kernels of
+:mod:`medopt.batch.fastpath`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.rr import first_relevant_ends
+from ..kernels.rr import first_relevant_ends, inverse
 from .fastpath import _assignments, _directions, _names, _positions, _Side
 from .runset import UNJUDGED, RunSet, _within
 
@@ -41,14 +52,42 @@ def _prefix(runset: RunSet, run: int, topics: np.ndarray, cutoff: int | None, re
     return _Side(doc, rank, row, judged, np.where(judged, grade, 0)), first
 
 
+STAGE = 16  # candidates per topic tried first (the module docstring's staging)
+
+
 def _direction(runset: RunSet, n: int, x: _Side, y: _Side, first_x, first_y, open_rows) -> tuple:
-    """max RR(X) - RR(Y) per topic row, with the rows and doc codes of the documents made relevant."""
-    candidate = ~x.judged & open_rows[x.row]  # unjudged, above X's first judged relevant, G >= rel
-    rank_in_y = _positions(x, y, len(runset.docs))[candidate]
-    rows = x.row[candidate]
-    value, pick = first_relevant_ends(n, first_x, first_y, rows, x.rank[candidate] + 1, rank_in_y + 1)
+    """max RR(X) - RR(Y) per topic row, with the rows and doc codes of the documents made relevant: the
+    first STAGE candidates of each row, then every candidate of the rows the first stage leaves open."""
+    candidate = np.flatnonzero(~x.judged & open_rows[x.row])  # unjudged, above X's first judged relevant, G >= rel
+    rows = x.row[candidate]  # ascending, and within a row by rank (the order of the entries)
+    counts = np.bincount(rows, minlength=n)
+    ordinal = _within(counts)
+    value, pick = _candidates(runset, n, x, y, first_x, first_y, candidate[ordinal < STAGE])
+    deeper = ordinal == STAGE  # the first candidate left out, in each row that has one
+    if deeper.any():
+        later = rows[deeper]
+        open_ = np.zeros(n, dtype=bool)
+        open_[later] = value[later] < 1.0 / (x.rank[candidate[deeper]] + 1) - inverse(first_y[later])
+        if open_.any():
+            again, chosen = _candidates(runset, n, x, y, first_x, first_y, candidate[open_[rows]])
+            value, pick = np.where(open_, again, value), np.where(open_, chosen, pick)
     chosen = pick[pick >= 0]
-    return value, rows[chosen], x.doc[candidate][chosen]
+    return value, x.row[chosen], x.doc[chosen]
+
+
+def _candidates(runset: RunSet, n: int, x: _Side, y: _Side, first_x, first_y, entries: np.ndarray) -> tuple:
+    """The kernel over the candidates at X's ``entries`` (indices, grouped by row): (value (n,), the entry
+    index of each row's document made relevant, -1 for none).  Their ranks in Y come from matching Y's
+    prefix against them (a table over the few candidates, not over Y's whole prefix)."""
+    index = np.arange(len(entries))
+    found = _positions(y, _Side(x.doc[entries], index, x.row[entries], x.judged[entries], x.grade[entries]),
+                       len(runset.docs))  # for each entry of Y's prefix: the candidate it is, or -1
+    rank_in_y = np.zeros(len(entries), dtype=np.int64)
+    hit = found >= 0
+    rank_in_y[found[hit]] = y.rank[hit] + 1
+    value, pick = first_relevant_ends(n, first_x, first_y, x.row[entries], x.rank[entries] + 1, rank_in_y)
+    pick[pick >= 0] = entries[pick[pick >= 0]]
+    return value, pick
 
 
 def rr_ends(runset: RunSet, run_a: int, run_b: int, metric, topics: np.ndarray) -> tuple:

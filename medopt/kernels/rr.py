@@ -55,7 +55,7 @@ from ..core.result import End, MedResult, RangeResult, certify, certify_range
 METHOD = "rr"
 
 
-def _inverse(rank: np.ndarray) -> np.ndarray:
+def inverse(rank: np.ndarray) -> np.ndarray:
     """1 / rank for 1-based ranks, 0 where rank is 0 (no such rank)."""
     rank = np.asarray(rank, dtype=np.float64)
     with np.errstate(divide="ignore"):
@@ -71,12 +71,12 @@ def first_relevant_ends(n: int, first_x: np.ndarray, first_y: np.ndarray, rows: 
     Returns (value (n,): max RR(X) - RR(Y); pick (n,): the index into the candidates of the document to
     make relevant, -1 for none).  Ties go to S = {} and then to the first candidate given."""
     rows = np.asarray(rows, dtype=np.int64)
-    inverse_y = _inverse(first_y)
-    value = _inverse(first_x) - inverse_y
+    inverse_y = inverse(first_y)
+    value = inverse(first_x) - inverse_y
     pick = np.full(n, -1, dtype=np.int64)
     if not len(rows):
         return value, pick
-    candidate = _inverse(ranks) - np.maximum(inverse_y[rows], _inverse(ranks_in_y))
+    candidate = inverse(ranks) - np.maximum(inverse_y[rows], inverse(ranks_in_y))
     best = value.copy()
     np.maximum.at(best, rows, candidate)
     better = np.flatnonzero((candidate == best[rows]) & (candidate > value[rows]))
