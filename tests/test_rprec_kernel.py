@@ -91,3 +91,15 @@ def test_relevance_limits_go_to_the_exact_models():
     assert "relevance limits" in methods.get("rprec").supports(instance)
     assert methods.auto(instance).name != "rprec"
     assert methods.auto(build_instance("Rprec@3", ["a"], ["b"], {}), ranges=True).name == "rprec"
+
+
+def test_matrix_takes_the_kernel_topic_by_topic(tmp_path):
+    from medopt.batch import Settings, run_matrix
+    from medopt.batch.matrix import resolve_method
+    from test_batch import stored, write_job
+    assert resolve_method(parse_metric("Rprec"), 1, Settings(), {}) == ("rprec", False)
+    paths, qrels = write_job(tmp_path / "job", n_runs=3, n_topics=10, depth=30, seed=4, max_grade=1, judged=0.3)
+    store = tmp_path / "rprec.sqlite"
+    run_matrix(paths, ["Rprec"], qrels=qrels, store=store, jobs=1, settings=Settings(ranges=True), progress=False)
+    rows = stored(store)
+    assert len(rows) == 3 * 10 and all(r["method"] == "rprec" and r["certified"] for r in rows.values())
