@@ -8,8 +8,8 @@ to seed the exact search (``warm_start``).  ``auto``, ``medopt.med``, ``medopt m
 
 ``auto`` takes the first method, in registry order, that computes the metric, accepts the
 instance and is exact on it: the closed form (the dot products, Success@k, R@k), then Alg. 1
-(binary nDCG), then the nDCG profile search (nDCG without limits, any grades), then the exact
-models, then enumeration.
+(binary nDCG), then the nDCG profile search (nDCG without limits, any grades), then the kernels
+(RR and Rprec without limits: kernels/rr.py, rprec.py), then the exact models, then enumeration.
 
 A method may also declare its *batch kernel* (``kernel``): the array kernel of ``medopt matrix``
 (batch/fastpath.py) that computes the same values on a block of topics, and on which instances it
@@ -35,6 +35,8 @@ from .heuristics.greedy_pairs import greedy_pairs
 from .heuristics.ndcg_profiles import ndcg_profiles, ndcg_profiles_range, too_large
 from .heuristics.tabu import tabu
 from .heuristics.tc_err import tc_err
+from .kernels.rprec import rprec_med, rprec_range
+from .kernels.rr import rr_med, rr_range
 from .core.instance import Instance
 from .core.passage_instance import PassageInstance
 from .metrics import Metric
@@ -146,6 +148,15 @@ REGISTRY: dict[str, Method] = {m.name: m for m in (
            kernel=Kernel("ndcg-profiles", covers=lambda instance: instance.max_grade <= FAST_PROFILE_GRADES,
                          ranges=True),
            summary="every ideal profile of nDCG, each with its rearrangement, searched as arrays (exact, any G)"),
+    Method("rr", lambda instance, **_: rr_med(instance), computes=family_in("RR"), exact_on=lambda instance: True,
+           accepts=no_limits, ranges=lambda instance, **_: rr_range(instance),
+           kernel=Kernel("rr", ranges=True),
+           summary="RR: each candidate first relevant rank of the better list, the rest forced (exact, proof in "
+                   "kernels/rr.py)"),
+    Method("rprec", lambda instance, **_: rprec_med(instance), computes=family_in("Rprec"),
+           exact_on=lambda instance: True, accepts=no_limits, ranges=lambda instance, **_: rprec_range(instance),
+           summary="Rprec: for each count of unjudged documents made relevant, the best of that size (exact, "
+                   "proof in kernels/rprec.py)"),
     Method("exact", lambda instance, **kw: _exact(instance, **kw),
            computes=has_formulation, exact_on=lambda instance: True,
            options=("solver", "time_limit", "strategy", "reduce", "memory_limit"), ranges=_exact_range,
