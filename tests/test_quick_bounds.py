@@ -81,3 +81,40 @@ def test_a_direction_closed_by_its_bound_without_a_model_leaves_the_exact_med(ex
         assert exact.certified and abs(exact.value - oracle.value) < 1e-9, (example, case, limits)
         closed += exact.details.get("closed without a model", 0)
     assert closed >= 5
+
+
+@pytest.mark.parametrize("example", ["AP", "AP@50", "AP(norm=min)@30", "SSP@40", "AP(rel=2)"])
+def test_the_largest_bound_alone_equals_the_largest_of_every_r(example):
+    """quick_bound asks q_quick.bounds_by_r for the largest bound(R) only (``largest``: halving blocks of R
+    from one block, no sort per R): it is the largest of the bounds computed one R at a time, to the
+    last bit, on random lists of 60 ranks with many unjudged documents (hundreds of R), and on the
+    oracle's small cases; there it is at least each direction's maximum (the test above)."""
+    import numpy as np
+
+    from medopt.formulations import q_quick
+
+    metric = parse_metric(example)
+    rel = metric.p("rel")
+    rng = np.random.default_rng(sum(map(ord, example)))
+    compared = 0
+    for index in range(40):
+        depth = 60 if index % 2 else 8
+        pool = [f"d{i}" for i in range(int(depth * 1.6))]
+        a = list(rng.permutation(pool)[:depth])
+        b = list(rng.permutation(pool)[:depth - int(rng.integers(0, 4))])
+        judged = rng.choice(pool, size=int(rng.integers(0, len(pool) // 3)), replace=False)
+        judgments = {str(d): int(rng.integers(0, 3)) for d in judged}
+        instance = build_instance(metric, a, b, judgments, max_grade=2)
+        cap = metric.cutoff if metric.family == "AP" and metric.p("norm") == "min" else None
+        weight = (lambda r: r / np.minimum(cap, r)) if cap else None if metric.family == "AP" else (lambda r: r * 1.0)
+        weigh = (lambda r: weight(np.array([r]))[0]) if weight else (lambda r: 1)
+        for direction in ("a", "b"):
+            every = q_quick.bounds_by_r(instance, direction, beta=0.0, rel=rel, weight=weight)
+            alone = q_quick.bounds_by_r(instance, direction, beta=0.0, rel=rel, weight=weight, largest=True)
+            if not every:
+                assert not alone
+                continue
+            assert max(v * weigh(r) for r, v in alone.items()) == max(v * weigh(r) for r, v in every.items())
+            assert all(alone[r] >= every[r] - 1e-12 for r in every)  # each R: at least its own bound
+            compared += 1
+    assert compared >= 60
