@@ -101,6 +101,7 @@ class SumOfPrecisions:
         self.docs = list(instance.unjudged)
         self.position = {d: (rank_better.get(d, -1), rank_worse.get(d, -1)) for d in self.docs}
         self.on = dict.fromkeys(self.docs, False)
+        self._flags = None  # rel_better and rel_worse as NumPy arrays, kept beside them once weights(arrays) asks
         grade = metric.p("rel")
         self.relevant_grade = grade if grade <= instance.max_grade else None  # None: nothing can be relevant
 
@@ -117,9 +118,13 @@ class SumOfPrecisions:
     def weights(self, arrays: bool = False) -> tuple:
         """Eq. 13 weights of both lists and the current numerator SP(better) - SP(worse); with ``arrays``
         the weights as NumPy arrays (the same values)."""
-        kernel = weight_arrays if arrays else flip_weights
-        weights_better, sp_better = kernel(self.rel_better)
-        weights_worse, sp_worse = kernel(self.rel_worse)
+        if arrays:
+            if self._flags is None:
+                self._flags = (np.array(self.rel_better, dtype=bool), np.array(self.rel_worse, dtype=bool))
+            (weights_better, sp_better), (weights_worse, sp_worse) = map(weight_arrays, self._flags)
+        else:
+            weights_better, sp_better = flip_weights(self.rel_better)
+            weights_worse, sp_worse = flip_weights(self.rel_worse)
         return weights_better, weights_worse, sp_better - sp_worse
 
     def gain(self, doc, weights_better, weights_worse) -> float:
@@ -145,6 +150,11 @@ class SumOfPrecisions:
             self.rel_better[in_better] = state
         if in_worse >= 0:
             self.rel_worse[in_worse] = state
+        if self._flags is not None:
+            if in_better >= 0:
+                self._flags[0][in_better] = state
+            if in_worse >= 0:
+                self._flags[1][in_worse] = state
         self.relevant_count += 1 if state else -1
 
     def set(self, relevant_docs) -> None:
