@@ -118,3 +118,39 @@ def test_the_largest_bound_alone_equals_the_largest_of_every_r(example):
             assert all(alone[r] >= every[r] - 1e-12 for r in every)  # each R: at least its own bound
             compared += 1
     assert compared >= 60
+
+
+@pytest.mark.parametrize("example", ["AP@6", "AP", "AP(norm=min)@4", "AP(rel=2)@5"])
+def test_greedy_skips_a_direction_its_bound_closes_and_the_med_stays_exact(example, monkeypatch):
+    """For MED the driver hands the greedy warm start ``closed`` (the quick bound at most the difference
+    reached): a direction it closes has no greedy path.  The MED stays the enumeration's, certified, and
+    paths are skipped on some instances (so the test can fail)."""
+    from medopt.heuristics import greedy as greedy_module
+    from medopt import methods
+
+    metric = parse_metric(example)
+    skipped = []
+    original = greedy_module.greedy
+
+    def counting(instance, **options):
+        result = original(instance, **options)
+        skipped.append(sum(1 for length in result.details["greedy_path_length"].values() if length == 0
+                           and options.get("closed") is not None))
+        return result
+
+    greedy_method = methods.REGISTRY["greedy"]
+    monkeypatch.setitem(methods.REGISTRY, "greedy", type(greedy_method)(**{
+        **greedy_method.__dict__, "run": lambda instance, **kw: counting(instance, **kw)}))
+    checked = 0
+    for case, limits in oracle_cases(seed=11 + sum(map(ord, example)), count=60, k=metric.cutoff or 6,
+                                     max_unjudged=6):
+        if limits:
+            continue  # the greedy takes no relevance limits (it is no warm start there)
+        oracle = medopt.med(metric, case.a, case.b, case.judgments, max_grade=case.max_grade, method="enumerate")
+        exact = medopt.med(metric, case.a, case.b, case.judgments, max_grade=case.max_grade, method="exact")
+        assert exact.certified and abs(exact.value - oracle.value) < 1e-9, (example, case)
+        checked += 1
+    assert checked >= 30 and sum(skipped) >= 3
+    alone = original(build_instance(metric, ["x", "y", "z"], ["z", "w"], {"w": 1}, max_grade=1),
+                     closed=lambda direction, value: True)
+    assert alone.details["greedy_path_length"]["b"] == 0  # the first direction is walked, the second skipped

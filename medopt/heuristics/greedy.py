@@ -214,14 +214,21 @@ def greedy_path(problem: SumOfPrecisions, candidates=None) -> tuple[float, list]
     return best_value, best_docs
 
 
-def greedy(instance: Instance, time_limit: float | None = None) -> MedResult:
+def greedy(instance: Instance, time_limit: float | None = None, closed=None) -> MedResult:
     """Moffat's eq. 13 greedy for AP@k, AP and AP(norm=min)@k: a lower bound on MED.  Under
     ``time_limit`` (seconds) each direction's path stops where it is when its share of the time is up
-    (half for the first, the rest for the second; O(n) moves of O(n + k) each)."""
+    (half for the first, the rest for the second; O(n) moves of O(n + k) each).
+
+    ``closed(direction, value)`` (a MED caller's bound, exact/driver.py): True when the direction's
+    difference cannot exceed ``value``, the best this greedy reached so far; such a direction's path is
+    not walked (it could only find a difference of at most ``value``: the MED it gives is the same)."""
     started, deadline = time.perf_counter(), deadline_after(time_limit)
     best = None
     path_lengths, ends = {}, {}
     for direction in ("a", "b"):
+        if best is not None and closed is not None and closed(direction, best[0]):
+            path_lengths[direction] = 0
+            continue
         problem = SumOfPrecisions(instance, direction)
         now = time.perf_counter()  # the first direction gets half the time, the second what is left
         with until(None if deadline is None else now + (deadline - now) / (2 if direction == "a" else 1)):
