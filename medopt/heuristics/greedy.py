@@ -121,7 +121,11 @@ class SumOfPrecisions:
         if arrays:
             if self._flags is None:
                 self._flags = (np.array(self.rel_better, dtype=bool), np.array(self.rel_worse, dtype=bool))
-            (weights_better, sp_better), (weights_worse, sp_worse) = map(weight_arrays, self._flags)
+                self._weighed = [None, None]  # each list's weight_arrays, until a flip there changes them
+            for side in (0, 1):
+                if self._weighed[side] is None:
+                    self._weighed[side] = weight_arrays(self._flags[side])
+            (weights_better, sp_better), (weights_worse, sp_worse) = self._weighed
         else:
             weights_better, sp_better = flip_weights(self.rel_better)
             weights_worse, sp_worse = flip_weights(self.rel_worse)
@@ -151,10 +155,10 @@ class SumOfPrecisions:
         if in_worse >= 0:
             self.rel_worse[in_worse] = state
         if self._flags is not None:
-            if in_better >= 0:
-                self._flags[0][in_better] = state
-            if in_worse >= 0:
-                self._flags[1][in_worse] = state
+            for side, rank in enumerate((in_better, in_worse)):
+                if rank >= 0:
+                    self._flags[side][rank] = state
+                    self._weighed[side] = None
         self.relevant_count += 1 if state else -1
 
     def set(self, relevant_docs) -> None:
@@ -189,11 +193,14 @@ def greedy_path(problem: SumOfPrecisions, candidates=None) -> tuple[float, list]
     if arrays:  # each remaining document's ranks in the better and the worse list (-1: not there)
         ranks = np.array([problem.position[d] for d in remaining], dtype=np.int64).reshape(-1, 2)
     made, best_made = [], 0  # the documents made relevant, in order; how many of them at the best value
+    padded = {}  # id of a weights array -> (it, it with the 0.0 appended): a list whose weights did not change
     while remaining:
         if expired():  # O(n) moves of O(n + k) each: under a deadline (a warm start, tabu) the path so far
             break
         if arrays:  # problem.gain of each remaining document: a rank -1 reads the 0.0 appended to the weights
-            gains = np.append(weights_better, 0.0)[ranks[:, 0]] - np.append(weights_worse, 0.0)[ranks[:, 1]]
+            padded = {id(w): padded[id(w)] if id(w) in padded and padded[id(w)][0] is w else (w, np.append(w, 0.0))
+                      for w in (weights_better, weights_worse)}
+            gains = padded[id(weights_better)][1][ranks[:, 0]] - padded[id(weights_worse)][1][ranks[:, 1]]
             best = int(np.argmax(gains))  # ties: first in order of appearance
         else:
             gains = [problem.gain(d, weights_better, weights_worse) for d in remaining]
