@@ -81,3 +81,76 @@ def test_a_direction_closed_by_its_bound_without_a_model_leaves_the_exact_med(ex
         assert exact.certified and abs(exact.value - oracle.value) < 1e-9, (example, case, limits)
         closed += exact.details.get("closed without a model", 0)
     assert closed >= 5
+
+
+@pytest.mark.parametrize("example", ["AP", "AP@50", "AP(norm=min)@30", "SSP@40", "AP(rel=2)"])
+def test_the_largest_bound_alone_equals_the_largest_of_every_r(example):
+    """quick_bound asks q_quick.bounds_by_r for the largest bound(R) only (``largest``: halving blocks of R
+    from one block, no sort per R): it is the largest of the bounds computed one R at a time, to the
+    last bit, on random lists of 60 ranks with many unjudged documents (hundreds of R), and on the
+    oracle's small cases; there it is at least each direction's maximum (the test above)."""
+    import numpy as np
+
+    from medopt.formulations import q_quick
+
+    metric = parse_metric(example)
+    rel = metric.p("rel")
+    rng = np.random.default_rng(sum(map(ord, example)))
+    compared = 0
+    for index in range(40):
+        depth = 60 if index % 2 else 8
+        pool = [f"d{i}" for i in range(int(depth * 1.6))]
+        a = list(rng.permutation(pool)[:depth])
+        b = list(rng.permutation(pool)[:depth - int(rng.integers(0, 4))])
+        judged = rng.choice(pool, size=int(rng.integers(0, len(pool) // 3)), replace=False)
+        judgments = {str(d): int(rng.integers(0, 3)) for d in judged}
+        instance = build_instance(metric, a, b, judgments, max_grade=2)
+        cap = metric.cutoff if metric.family == "AP" and metric.p("norm") == "min" else None
+        weight = (lambda r: r / np.minimum(cap, r)) if cap else None if metric.family == "AP" else (lambda r: r * 1.0)
+        weigh = (lambda r: weight(np.array([r]))[0]) if weight else (lambda r: 1)
+        for direction in ("a", "b"):
+            every = q_quick.bounds_by_r(instance, direction, beta=0.0, rel=rel, weight=weight)
+            alone = q_quick.bounds_by_r(instance, direction, beta=0.0, rel=rel, weight=weight, largest=True)
+            if not every:
+                assert not alone
+                continue
+            assert max(v * weigh(r) for r, v in alone.items()) == max(v * weigh(r) for r, v in every.items())
+            assert all(alone[r] >= every[r] - 1e-12 for r in every)  # each R: at least its own bound
+            compared += 1
+    assert compared >= 60
+
+
+@pytest.mark.parametrize("example", ["AP@6", "AP", "AP(norm=min)@4", "AP(rel=2)@5"])
+def test_greedy_skips_a_direction_its_bound_closes_and_the_med_stays_exact(example, monkeypatch):
+    """For MED the driver hands the greedy warm start ``closed`` (the quick bound at most the difference
+    reached): a direction it closes has no greedy path.  The MED stays the enumeration's, certified, and
+    paths are skipped on some instances (so the test can fail)."""
+    from medopt.heuristics import greedy as greedy_module
+    from medopt import methods
+
+    metric = parse_metric(example)
+    skipped = []
+    original = greedy_module.greedy
+
+    def counting(instance, **options):
+        result = original(instance, **options)
+        skipped.append(sum(1 for length in result.details["greedy_path_length"].values() if length == 0
+                           and options.get("closed") is not None))
+        return result
+
+    greedy_method = methods.REGISTRY["greedy"]
+    monkeypatch.setitem(methods.REGISTRY, "greedy", type(greedy_method)(**{
+        **greedy_method.__dict__, "run": lambda instance, **kw: counting(instance, **kw)}))
+    checked = 0
+    for case, limits in oracle_cases(seed=11 + sum(map(ord, example)), count=60, k=metric.cutoff or 6,
+                                     max_unjudged=6):
+        if limits:
+            continue  # the greedy takes no relevance limits (it is no warm start there)
+        oracle = medopt.med(metric, case.a, case.b, case.judgments, max_grade=case.max_grade, method="enumerate")
+        exact = medopt.med(metric, case.a, case.b, case.judgments, max_grade=case.max_grade, method="exact")
+        assert exact.certified and abs(exact.value - oracle.value) < 1e-9, (example, case)
+        checked += 1
+    assert checked >= 30 and sum(skipped) >= 3
+    alone = original(build_instance(metric, ["x", "y", "z"], ["z", "w"], {"w": 1}, max_grade=1),
+                     closed=lambda direction, value: True)
+    assert alone.details["greedy_path_length"]["b"] == 0  # the first direction is walked, the second skipped

@@ -58,11 +58,14 @@ def rank_rule_guess(instance: Instance, direction: str) -> tuple[float, dict]:
     return instance.differences(assignment)[direction], assignment
 
 
-def seed_guesses(instance: Instance, formulation, warm_starts: Iterable[Callable], guesses: dict) -> None:
+def seed_guesses(instance: Instance, formulation, warm_starts: Iterable[Callable], guesses: dict,
+                 closed: Callable | None = None) -> None:
     """Raise each direction's guess (difference, assignment) to the best of the warm-start
-    heuristics' answers and the formulation's seeds, re-scored."""
+    heuristics' answers and the formulation's seeds, re-scored.  ``closed(direction, value)`` (MED
+    only: a direction that cannot beat a difference reached is not searched) is handed to the
+    warm starts, which skip such a direction's work (greedy's path)."""
     for heuristic in warm_starts:
-        seed = heuristic(instance)
+        seed = heuristic(instance) if closed is None else heuristic(instance, closed=closed)
         # the answer's assignment, and each direction's own when the heuristic reports them: every one is
         # re-scored in both directions (a range needs a good start for its losing end too)
         for assignment in (seed.assignment, *seed.details.get("assignments", {}).values()):
@@ -200,8 +203,12 @@ def solve_directions(instance: Instance, *, solver: str | None, time_limit: floa
         # a search under a time limit may stop: its bound without a model is computed first, inside
         # the limit (a cheap bound, computed first); without a limit only when a search stops
         quick = {d: formulation.quick_bound(instance, d) for d in ("a", "b")} if clock.deadline is not None else {}
+        def closed(direction: str, value: float) -> bool:  # MED: its bound without a model is at most a reached one
+            reached = max(value, *(guess[0] for guess in guesses.values()))
+            return known_bound(quick, formulation, instance, direction) <= reached
+
         try:
-            seed_guesses(instance, formulation, warm_starts, guesses)
+            seed_guesses(instance, formulation, warm_starts, guesses, None if signed else closed)
         except OutOfTime:  # the seeds found so far stand
             pass
         reached = max(guess[0] for guess in guesses.values())  # a difference some assignment reaches

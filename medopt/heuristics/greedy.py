@@ -101,6 +101,7 @@ class SumOfPrecisions:
         self.docs = list(instance.unjudged)
         self.position = {d: (rank_better.get(d, -1), rank_worse.get(d, -1)) for d in self.docs}
         self.on = dict.fromkeys(self.docs, False)
+        self._flags = None  # rel_better and rel_worse as NumPy arrays, kept beside them once weights(arrays) asks
         grade = metric.p("rel")
         self.relevant_grade = grade if grade <= instance.max_grade else None  # None: nothing can be relevant
 
@@ -117,9 +118,17 @@ class SumOfPrecisions:
     def weights(self, arrays: bool = False) -> tuple:
         """Eq. 13 weights of both lists and the current numerator SP(better) - SP(worse); with ``arrays``
         the weights as NumPy arrays (the same values)."""
-        kernel = weight_arrays if arrays else flip_weights
-        weights_better, sp_better = kernel(self.rel_better)
-        weights_worse, sp_worse = kernel(self.rel_worse)
+        if arrays:
+            if self._flags is None:
+                self._flags = (np.array(self.rel_better, dtype=bool), np.array(self.rel_worse, dtype=bool))
+                self._weighed = [None, None]  # each list's weight_arrays, until a flip there changes them
+            for side in (0, 1):
+                if self._weighed[side] is None:
+                    self._weighed[side] = weight_arrays(self._flags[side])
+            (weights_better, sp_better), (weights_worse, sp_worse) = self._weighed
+        else:
+            weights_better, sp_better = flip_weights(self.rel_better)
+            weights_worse, sp_worse = flip_weights(self.rel_worse)
         return weights_better, weights_worse, sp_better - sp_worse
 
     def gain(self, doc, weights_better, weights_worse) -> float:
@@ -145,6 +154,11 @@ class SumOfPrecisions:
             self.rel_better[in_better] = state
         if in_worse >= 0:
             self.rel_worse[in_worse] = state
+        if self._flags is not None:
+            for side, rank in enumerate((in_better, in_worse)):
+                if rank >= 0:
+                    self._flags[side][rank] = state
+                    self._weighed[side] = None
         self.relevant_count += 1 if state else -1
 
     def set(self, relevant_docs) -> None:
@@ -179,11 +193,14 @@ def greedy_path(problem: SumOfPrecisions, candidates=None) -> tuple[float, list]
     if arrays:  # each remaining document's ranks in the better and the worse list (-1: not there)
         ranks = np.array([problem.position[d] for d in remaining], dtype=np.int64).reshape(-1, 2)
     made, best_made = [], 0  # the documents made relevant, in order; how many of them at the best value
+    padded = {}  # id of a weights array -> (it, it with the 0.0 appended): a list whose weights did not change
     while remaining:
         if expired():  # O(n) moves of O(n + k) each: under a deadline (a warm start, tabu) the path so far
             break
         if arrays:  # problem.gain of each remaining document: a rank -1 reads the 0.0 appended to the weights
-            gains = np.append(weights_better, 0.0)[ranks[:, 0]] - np.append(weights_worse, 0.0)[ranks[:, 1]]
+            padded = {id(w): padded[id(w)] if id(w) in padded and padded[id(w)][0] is w else (w, np.append(w, 0.0))
+                      for w in (weights_better, weights_worse)}
+            gains = padded[id(weights_better)][1][ranks[:, 0]] - padded[id(weights_worse)][1][ranks[:, 1]]
             best = int(np.argmax(gains))  # ties: first in order of appearance
         else:
             gains = [problem.gain(d, weights_better, weights_worse) for d in remaining]
@@ -204,14 +221,21 @@ def greedy_path(problem: SumOfPrecisions, candidates=None) -> tuple[float, list]
     return best_value, best_docs
 
 
-def greedy(instance: Instance, time_limit: float | None = None) -> MedResult:
+def greedy(instance: Instance, time_limit: float | None = None, closed=None) -> MedResult:
     """Moffat's eq. 13 greedy for AP@k, AP and AP(norm=min)@k: a lower bound on MED.  Under
     ``time_limit`` (seconds) each direction's path stops where it is when its share of the time is up
-    (half for the first, the rest for the second; O(n) moves of O(n + k) each)."""
+    (half for the first, the rest for the second; O(n) moves of O(n + k) each).
+
+    ``closed(direction, value)`` (a MED caller's bound, exact/driver.py): True when the direction's
+    difference cannot exceed ``value``, the best this greedy reached so far; such a direction's path is
+    not walked (it could only find a difference of at most ``value``: the MED it gives is the same)."""
     started, deadline = time.perf_counter(), deadline_after(time_limit)
     best = None
     path_lengths, ends = {}, {}
     for direction in ("a", "b"):
+        if best is not None and closed is not None and closed(direction, best[0]):
+            path_lengths[direction] = 0
+            continue
         problem = SumOfPrecisions(instance, direction)
         now = time.perf_counter()  # the first direction gets half the time, the second what is left
         with until(None if deadline is None else now + (deadline - now) / (2 if direction == "a" else 1)):

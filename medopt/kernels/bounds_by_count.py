@@ -73,7 +73,7 @@ def shared_ranks(instance) -> frozenset:
 
 
 def bounds_by_r(instance, direction: str, *, beta: float | None = None, rel: int | None = None,
-                weight=None) -> dict[int, float]:
+                weight=None, largest: bool = False) -> dict[int, float]:
     """R -> an upper bound on bound(R) (the module docstring) for every R with J_rel <= R <= J_rel + n,
     R >= 1; the metric's beta and rel unless given.  With beta = 0 each term is a precision,
     count(i) / i, and R (Q(X) - Q(Y)) is SP(X) - SP(Y): the bound of the sums of precisions
@@ -88,7 +88,12 @@ def bounds_by_r(instance, direction: str, *, beta: float | None = None, rel: int
     deadline (limits.expired).  The R left form one block, and the block with the largest bound
     (times ``weight(R)``, an array of R -> the caller's scale of bound(R): default 1) is halved
     until it is one R or the work passes REFINE_ENTRIES (PAST_DEADLINE once the deadline has
-    passed): the largest bound(R) comes out exact where the blocks' bounds fall away from it."""
+    passed): the largest bound(R) comes out exact where the blocks' bounds fall away from it.
+
+    ``largest``: only the largest weighted bound(R) is wanted (a direction's bound, not a box's), so no
+    R is a block of its own first: the halving alone ends with that largest one exact (a block's bound
+    is at least each of its R's), the other R holding their blocks' bounds; a few dozen sorts, not one
+    per R."""
     metric, grading = instance.metric, instance.grading
     beta = metric.p("beta") if beta is None else beta
     rel = metric.p("rel") if rel is None else rel
@@ -165,7 +170,7 @@ def bounds_by_r(instance, direction: str, *, beta: float | None = None, rel: int
 
     bounds: dict[int, float] = {}
     first = r_first
-    if (r_last - r_first + 1) * max(n, 1) <= EXACT_ENTRIES:  # a block per R, while the time lasts
+    if not largest and (r_last - r_first + 1) * max(n, 1) <= EXACT_ENTRIES:  # a block per R, while time lasts
         while first <= r_last and not expired():
             bounds[first] = float(block(first, first)[1][0])
             first += 1

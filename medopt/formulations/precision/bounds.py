@@ -163,7 +163,8 @@ class PrecisionBounds:
             weight = (lambda r: r / np.minimum(cap, r)) if cap else None
         else:
             weight = lambda r: r.astype(float)  # noqa: E731
-        per_r = bounds_by_count.bounds_by_r(instance, direction, beta=0.0, rel=rel, weight=weight)
+
+        per_r = bounds_by_count.bounds_by_r(instance, direction, beta=0.0, rel=rel, weight=weight, largest=True)
         if metric.family == "AP":
             values = [bound * r / min(cap, r) if cap else bound for r, bound in per_r.items()]
         else:
