@@ -99,7 +99,7 @@ import math
 from dataclasses import dataclass
 from math import comb
 
-import pyomo.environ as pyo
+from medopt.modeling.pyomo_lazy import pyo  # pyomo.environ, loaded on first use
 
 from ..core.deadlines import check_time
 from .base import CompactModel, DirectModel, Formulation, ModelSize, grade_variables, register

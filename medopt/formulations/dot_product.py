@@ -10,7 +10,7 @@ is integral and this is Tan & Clarke's closed form; with limits it is a MILP.
 
 from __future__ import annotations
 
-import pyomo.environ as pyo
+from medopt.modeling.pyomo_lazy import pyo  # pyomo.environ, loaded on first use
 
 from .base import DirectModel, Formulation, register
 from ..modeling import direction_sign, new_model, value_at

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-import pyomo.environ as pyo
+from medopt.modeling.pyomo_lazy import pyo  # pyomo.environ, loaded on first use
 
 from ..errors import MedoptError
 from ..metrics.base import log2_discount

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pyomo.environ as pyo
+from medopt.modeling.pyomo_lazy import pyo  # pyomo.environ, loaded on first use
 
 from ..core.instance import judged_count
 from ..kernels import q_enumeration

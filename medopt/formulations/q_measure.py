@@ -121,7 +121,7 @@ from __future__ import annotations
 from itertools import product
 from math import comb
 
-import pyomo.environ as pyo
+from medopt.modeling.pyomo_lazy import pyo  # pyomo.environ, loaded on first use
 
 from ..core.instance import judged_count
 from ..modeling import count_at_least, direction_sign, new_model

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from itertools import combinations
 
-import pyomo.environ as pyo
+from medopt.modeling.pyomo_lazy import pyo  # pyomo.environ, loaded on first use
 
 from ..core.instance import judged_count
 from ..modeling import Linear, LinearModel, binary_and

@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pyomo.environ as pyo
+from medopt.modeling.pyomo_lazy import pyo  # pyomo.environ, loaded on first use
 
 from ..core.instance import judged_count
 from ..modeling import (LinearModel, count_at_least, direction_sign, equal, expression, new_model, relevant_at, row,

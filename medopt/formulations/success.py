@@ -19,7 +19,7 @@ its own (metrics/success.py, with its proof), which ``auto`` takes; this model s
 
 from __future__ import annotations
 
-import pyomo.environ as pyo
+from medopt.modeling.pyomo_lazy import pyo  # pyomo.environ, loaded on first use
 
 from ..modeling import LinearModel, binaries, expression, new_model, relevant_at, row, rows, total
 from .base import DirectMatrix, DirectModel, Formulation, ModelSize, grade_variables, register

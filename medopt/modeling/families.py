@@ -7,7 +7,7 @@ for the hot paths) from one piece of code, so no model is written twice.
 
 from __future__ import annotations
 
-import pyomo.environ as pyo
+from .pyomo_lazy import pyo  # pyomo.environ, loaded on first use
 
 from .linear import Linear, LinearModel, Row
 
