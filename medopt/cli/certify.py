@@ -37,7 +37,7 @@ GENERATED_DEPTH = 10            # --generate: the lists' length without --k
 @click.option("--heuristic", "heuristics", multiple=True, metavar="NAME[(k=v,...)]",
               help="greedy, tabu, tc-err, closed-form or alg1, with options, e.g. 'tc-err(p=1)', "
                    "'tabu(seed=3,iterations=200)'. Repeatable (default: every heuristic for each metric).")
-@click.option("--solver", type=click.Choice(["highs", "cpsat"]), default=None, help="Exact solver (default: CP-SAT for AP, HiGHS otherwise).")
+@click.option("--solver", type=click.Choice(["highs", "cpsat", "scip"]), default=None, help="Exact solver (default: CP-SAT for AP, HiGHS otherwise).")
 @time_limit_option
 @click.option("--max-grade", type=MaxGrade(), default=None,
               help="Top grade G (runs: default the largest grade of the whole qrels, per-topic: each topic's; "
