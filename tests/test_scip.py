@@ -108,3 +108,44 @@ def test_scip_time_limit_keeps_a_proven_bound():
     if result.status == "timeout":
         assert not result.certified
     assert not math.isnan(result.value)
+
+
+SCIP_CHILD = """
+import sys
+import medopt
+import medopt.solvers.backends as backends
+from medopt.formulations.precision_sums import PrecisionSums
+from medopt.synthetic.generate import generate_runs
+
+PrecisionSums.relaxation_bound = None  # the roof dual and its search settle it with no model: build it
+solve_scip = backends.solve_scip
+
+
+def announced(*args, **kwargs):
+    print("SOLVING", flush=True)
+    return solve_scip(*args, **kwargs)
+
+
+backends.solve_scip = announced
+backends.BACKENDS["scip"] = announced
+runs = generate_runs(2, 1, 200, seed=1, similarity=0.6)
+a, b = [list(next(iter(run.values()))) for run in runs.values()]
+try:
+    result = medopt.med("AP@200", a, b, {}, solver="scip")
+except KeyboardInterrupt:
+    print("INTERRUPTED", flush=True)
+    sys.exit(130)
+print("FINISHED", result, flush=True)
+"""
+
+
+def test_ctrl_c_stops_a_scip_solve():
+    """SCIP runs in run_stoppable's worker (optimizeNogil) with its own Ctrl-C handling off: an
+    interrupt ends the call as an interrupt, promptly, and the process exits cleanly."""
+    from test_interrupts import LATENCY, interrupt
+
+    latency, status, out, err = interrupt([sys.executable, "-c", SCIP_CHILD], 1.0)
+    assert "INTERRUPTED" in out and "FINISHED" not in out, (out, err)
+    assert status == 130, (status, err[-2000:])
+    assert "Traceback" not in err and "terminate called" not in err, err[-2000:]
+    assert latency < LATENCY, latency
