@@ -100,7 +100,7 @@ def warm_up():
     from its cache: 0.3-0.7 s) paid before any instance is timed, so a process's first instance is not
     charged with them."""
     for metric in ("AP@3", "nDCG@3", "ERR@3", "Q(beta=1)@3"):
-        for solver in ("highs", "cpsat"):
+        for solver in ("highs", "cpsat", "scip"):
             medopt.med(metric, ["d1", "d2", "d3"], ["d3", "d4"], {"d1": 1}, method="exact", solver=solver,
                        max_grade=2)
     # the kernels the instances above are too small to reach: the Q boxes' descent, the AP count boxes
@@ -193,7 +193,7 @@ def main(argv=None):
     parser.add_argument("--preset", choices=["depth1000"], default=None,
                         help="depth1000: --ks 1000 and trec_eval-depth metrics (AP, RR whole run; Q(beta=1)@100)")
     parser.add_argument("--judgments", nargs="+", default=["dl-hard", "none"], choices=["dl-hard", "none"])
-    parser.add_argument("--solvers", nargs="+", default=["highs", "cpsat"], choices=["highs", "cpsat", "default", "auto"],
+    parser.add_argument("--solvers", nargs="+", default=["highs", "cpsat"], choices=["highs", "cpsat", "scip", "default", "auto"],
                         help="'default': the exact driver with the solver medopt picks when none is asked for (per "
                              "metric family and depth); 'auto': what medopt.med does with no method given (its exact "
                              "method per metric: nDCG's profile search, else the exact driver)")

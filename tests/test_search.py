@@ -15,7 +15,7 @@ import pytest
 
 import medopt
 from medopt.campaigns.certify import Case, Heuristic, certify_case
-from medopt.campaigns.counterexamples import check_counterexample
+from medopt.campaigns.counterexamples import check_counterexample, load_counterexample
 from medopt.campaigns.search import search
 from medopt.campaigns.starts import Generator
 
@@ -147,4 +147,59 @@ def test_certify_search_refuses_what_it_cannot_do(arguments, message):
     from medopt.cli import main
 
     result = CliRunner().invoke(main, ["certify", *arguments])
+    assert result.exit_code == 2 and message in result.output
+
+
+def test_the_lists_follow_the_metrics_cutoff():
+    from medopt.campaigns.search import format_lengths, search_lengths
+
+    assert search_lengths("AP@8") == (8,) and search_lengths("nDCG@20") == (20,)
+    assert search_lengths("AP@3") == (5,)            # the shortest lists every start can make
+    assert search_lengths("RBP(p=0.8)") == (10,)     # no cutoff
+    assert search_lengths("AP@8", 6) == (6,) and search_lengths("AP@8", [5, 6, 6, 8]) == (5, 6, 8)
+    assert format_lengths((8,)) == "8" and format_lengths((5, 6, 7, 8)) == "5-8" and format_lengths((6, 8)) == "6,8"
+    with pytest.raises(medopt.MedoptError, match="at least 5"):
+        search_lengths("AP@8", [4, 8])
+
+
+def test_a_sweep_of_lengths_takes_each_length_in_turn(monkeypatch):
+    import medopt.campaigns.search as search_module
+
+    seen = []
+    start = search_module.Generator.start
+    monkeypatch.setattr(search_module.Generator, "start", lambda self, name: seen.append(self.k) or start(self, name))
+    report = search("AP@8", Heuristic("greedy"), k=(5, 8), seed=2, budget=400, keep=1)
+    assert report.lengths == (5, 8) and set(seen) == {5, 8}
+    # every kind of start at one length, then at the next: runs of len(FAVOURED["greedy"]) starts
+    runs = len(search_module.FAVOURED["greedy"])
+    assert seen[:2 * runs] == [5] * runs + [8] * runs
+
+
+def test_certify_search_follows_the_metric_with_the_default_budget(tmp_path):
+    """The issue's command: lists of 10 for AP@8 found no miss in 20,000 points; lists of the cutoff's
+    length find the greedy's misses (13 at this seed), and the table says the length searched."""
+    import csv
+
+    from click.testing import CliRunner
+
+    from medopt.cli import main
+
+    result = CliRunner().invoke(main, ["certify", "--search", "--heuristic", "greedy", "-m", "AP@8", "--seed", "1",
+                                       "--show", "0", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    (row,) = list(csv.DictReader((tmp_path / "search.csv").open()))
+    assert row["lengths"] == "8" and row["points"] == "20000" and int(row["certified_misses"]) >= 1
+    assert "lengths" in result.output.splitlines()[-2]
+    saved = sorted(tmp_path.glob("cx*.json"))
+    assert len(saved) == int(row["certified_misses"]) and check_counterexample(load_counterexample(saved[0])).ok
+
+
+@pytest.mark.parametrize("lengths, message", [("3", "at least 5"), ("8-6", "LOW <= HIGH"), ("x", "expected a length")])
+def test_certify_search_refuses_bad_lengths(lengths, message):
+    from click.testing import CliRunner
+
+    from medopt.cli import main
+
+    result = CliRunner().invoke(main, ["certify", "--search", "-m", "AP@8", "--heuristic", "greedy", "--k", lengths,
+                                       "--budget", "10"])
     assert result.exit_code == 2 and message in result.output

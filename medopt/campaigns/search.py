@@ -13,7 +13,10 @@ about 2.5 million random ones, yet a structured scan breaks it with two unjudged
   does not lower the heuristic's relative gap 1 - heuristic / MED (plateau moves included: a walk
   on ties is how a search leaves a region where the heuristic is exact);
 * a **budget** in instances evaluated or seconds, and a **seed**: the same seed and instance budget
-  give the same instances, the same misses and the same files.
+  give the same instances, the same misses and the same files;
+* the **lengths** of the generated lists: by default the metric's cutoff (a metric read at depth 8
+  is searched with lists of 8, where its misses are: lists longer than the cutoff hide them behind
+  ranks the metric never reads), or a sweep of lengths the starts take in turn.
 
 Each point is scored by the heuristic and by brute-force enumeration (kept small enough for it:
 at most ``max_unjudged`` unjudged documents).  A point where the heuristic falls short is then
@@ -63,6 +66,7 @@ class SearchReport:
     metric: str
     heuristic: str
     seed: int
+    lengths: tuple = ()               # the lengths of the generated lists, in the order the starts take them
     evaluated: int = 0
     skipped: int = 0                  # points the heuristic or the oracle refused
     found: int = 0                    # distinct points where the heuristic fell short of enumeration
@@ -139,6 +143,29 @@ def greedy_pair_margin(instance, value: float) -> float:
 
 
 MARGINS = {"greedy": lambda instance, result: greedy_pair_margin(instance, result.value)}
+UNCUT_LENGTH = 10  # the lists' length for a metric without a cutoff (RBP, ERR, AP at full depth)
+SHORTEST = 5       # the shortest lists every start can make (a shared triple among two judged documents)
+
+
+def search_lengths(metric, k=None) -> tuple:
+    """The lengths of the generated lists: ``k`` (a length or several, each at least SHORTEST) when
+    given, else the metric's cutoff (at least SHORTEST; UNCUT_LENGTH for a metric without one)."""
+    if k is None:
+        cutoff = parse_metric(metric).cutoff
+        return (max(SHORTEST, cutoff) if cutoff is not None else UNCUT_LENGTH,)
+    lengths = tuple(dict.fromkeys((k,) if isinstance(k, int) else k))
+    if not lengths or any(not isinstance(n, int) or n < SHORTEST for n in lengths):
+        given = ",".join(map(str, lengths)) or "none"
+        raise MedoptError(f"the search's list lengths must be integers of at least {SHORTEST} (got {given})")
+    return lengths
+
+
+def format_lengths(lengths) -> str:
+    """``(8,)`` -> ``8``; a run of consecutive lengths as ``4-8``; others comma-separated."""
+    lengths = tuple(lengths)
+    if len(lengths) > 2 and lengths == tuple(range(lengths[0], lengths[-1] + 1)):
+        return f"{lengths[0]}-{lengths[-1]}"
+    return ",".join(map(str, lengths))
 
 
 def objective(scored: tuple) -> float:
@@ -147,15 +174,18 @@ def objective(scored: tuple) -> float:
     return 1.0 + relative if gap > 0 else min(margin, 0.0)
 
 
-def search(metric, heuristic: Heuristic, *, k: int, seed: int = 0, budget: int | None = 2000,
+def search(metric, heuristic: Heuristic, *, k=None, seed: int = 0, budget: int | None = 2000,
            seconds: float | None = None, max_unjudged: int | None = None, max_grade: int | None = None,
            generators=GENERATORS, settings: Settings = Settings(), keep: int = 50) -> SearchReport:
     """Local search from structured starts for points where ``heuristic`` falls short of MED.
 
-    ``budget`` counts points evaluated (heuristic and enumeration), ``seconds`` bounds the wall time;
-    the search stops at the first of the two.  Each miss is certified with the exact solver
-    (certify_case) and kept with its counterexample; at most ``keep`` misses are kept, the worst
-    relative gaps first (a miss is only kept when its exact value is certified)."""
+    ``k`` is the generated lists' length, or several lengths the starts take in turn (default: the
+    metric's cutoff, search_lengths).  ``budget`` counts points evaluated (heuristic and enumeration),
+    ``seconds`` bounds the wall time; the search stops at the first of the two.  Each miss is
+    certified with the exact solver (certify_case) and kept with its counterexample; at most ``keep``
+    misses are kept, the worst relative gaps first (a miss is only kept when its exact value is
+    certified)."""
+    lengths = search_lengths(metric, k)
     metric = parse_metric(metric)
     if not heuristic.applies(metric):
         raise MedoptError(f"heuristic {heuristic} does not compute MED for {metric}")
@@ -167,8 +197,8 @@ def search(metric, heuristic: Heuristic, *, k: int, seed: int = 0, budget: int |
         max_unjudged = 10 if max_grade == 1 else 6
     outside_grade = max(metric.p("rel"), 1) if metric.binary else max_grade
     rng = random.Random(seed)
-    generator = Generator(rng, k, max_grade, max_unjudged)
-    report = SearchReport(str(metric), str(heuristic), seed)
+    makers = [Generator(rng, length, max_grade, max_unjudged) for length in lengths]
+    report = SearchReport(str(metric), str(heuristic), seed, lengths)
     started = time.perf_counter()
     found = {}  # point -> Miss (the same point reached twice counts once)
 
@@ -198,6 +228,8 @@ def search(metric, heuristic: Heuristic, *, k: int, seed: int = 0, budget: int |
     order = FAVOURED.get(heuristic.name, tuple(generators)) if generators == GENERATORS else tuple(generators)
     starts = 0
     while not exhausted():
+        # every kind of start at one length, then at the next (a mutation keeps the start's length)
+        generator = makers[(starts // len(order)) % len(makers)]
         point = generator.start(order[starts % len(order)])
         starts += 1
         current = relative(point)
@@ -230,7 +262,8 @@ def search(metric, heuristic: Heuristic, *, k: int, seed: int = 0, budget: int |
     for number, miss in enumerate(chosen):
         case = Case("A", "B", f"search{seed}-{number}", miss.point.a, miss.point.b,
                     miss.point.judgments(outside_grade), miss.point.max_grade,
-                    {"search": {"seed": seed, "k": k, "metric": str(metric), "heuristic": str(heuristic)}})
+                    {"search": {"seed": seed, "lengths": list(lengths), "metric": str(metric),
+                               "heuristic": str(heuristic)}})
         rows, counterexamples = certify_case(case, metric, [heuristic], settings)
         if rows and rows[0]["verdict"] in ("miss", "above") and counterexamples:
             miss.row, miss.counterexample = rows[0], counterexamples[0][1]
@@ -238,16 +271,17 @@ def search(metric, heuristic: Heuristic, *, k: int, seed: int = 0, budget: int |
     return report
 
 
-SEARCH_COLUMNS = ("heuristic", "metric", "k", "seed", "points", "found", "certified_misses", "worst_relative_gap",
+SEARCH_COLUMNS = ("heuristic", "metric", "lengths", "seed", "points", "found", "certified_misses", "worst_relative_gap",
                   "worst_heuristic", "worst_exact", "smallest_documents", "smallest_unjudged", "smallest_outside",
                   "seconds")
 
 
-def summary_row(report: SearchReport, k: int) -> dict:
-    """One row of ``medopt certify --search``'s table (SEARCH_COLUMNS)."""
+def summary_row(report: SearchReport) -> dict:
+    """One row of ``medopt certify --search``'s table (SEARCH_COLUMNS; lengths: of the lists searched)."""
     worst, smallest = report.worst(), report.smallest()
     documents, unjudged, outside = smallest.point.size() if smallest else ("", "", "")
-    return {"heuristic": report.heuristic, "metric": report.metric, "k": k, "seed": report.seed,
+    return {"heuristic": report.heuristic, "metric": report.metric, "lengths": format_lengths(report.lengths),
+            "seed": report.seed,
             "points": report.evaluated, "found": report.found, "certified_misses": len(report.misses),
             "worst_relative_gap": worst.relative_gap if worst else 0.0,
             "worst_heuristic": worst.heuristic_value if worst else "", "worst_exact": worst.exact_value if worst else "",

@@ -18,7 +18,7 @@ from .common import (DEFAULT_TIME_LIMIT, MaxGrade, TimeLimit, distinct_files, ma
 @metric_option
 @click.option("--method", default="auto", show_default=True,
               help=", ".join(["auto", *(name for name, m in methods.REGISTRY.items() if m.ranges)]) + ".")
-@click.option("--solver", default=None, help="Exact solver: highs or cpsat (default: as for compare).")
+@click.option("--solver", default=None, help="Exact solver: highs, cpsat or scip (default: as for compare).")
 @click.option("--time-limit", type=TimeLimit(), default=DEFAULT_TIME_LIMIT,
               help=f"Seconds per range for the exact solver (default {DEFAULT_TIME_LIMIT:g}); beyond it an end is "
                    "uncertified. 0 or none: no limit.")

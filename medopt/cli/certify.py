@@ -27,6 +27,7 @@ from .common import MaxGrade, MedoptCommand, main, time_limit_option, topic_opti
 from .common import warn as _warn
 
 DEFAULT_SEARCH_BUDGET = 20_000  # points per heuristic and metric
+GENERATED_DEPTH = 10            # --generate: the lists' length without --k
 
 
 @main.command("certify", cls=MedoptCommand, context_settings={"help_option_names": ["-h", "--help"]})
@@ -36,7 +37,7 @@ DEFAULT_SEARCH_BUDGET = 20_000  # points per heuristic and metric
 @click.option("--heuristic", "heuristics", multiple=True, metavar="NAME[(k=v,...)]",
               help="greedy, tabu, tc-err, closed-form or alg1, with options, e.g. 'tc-err(p=1)', "
                    "'tabu(seed=3,iterations=200)'. Repeatable (default: every heuristic for each metric).")
-@click.option("--solver", type=click.Choice(["highs", "cpsat"]), default=None, help="Exact solver (default: CP-SAT for AP, HiGHS otherwise).")
+@click.option("--solver", type=click.Choice(["highs", "cpsat", "scip"]), default=None, help="Exact solver (default: CP-SAT for AP, HiGHS otherwise).")
 @time_limit_option
 @click.option("--max-grade", type=MaxGrade(), default=None,
               help="Top grade G (runs: default the largest grade of the whole qrels, per-topic: each topic's; "
@@ -44,8 +45,9 @@ DEFAULT_SEARCH_BUDGET = 20_000  # points per heuristic and metric
 @click.option("--gains", default=None, metavar="G:GAIN,...", help="Explicit gain map, e.g. 0:0,1:0.25,2:0.75.")
 @click.option("--residual", is_flag=True, help="RBP: credit the unseen tail to the better list.")
 @click.option("--generate", type=click.IntRange(min=1), default=None, help="Certify on N seeded random instances.")
-@click.option("--k", "depth", type=click.IntRange(min=1), default=10, show_default=True,
-              help="--generate: the depth k of the generated lists.")
+@click.option("--k", "depth", default=None, metavar="K",
+              help="The length of the generated lists (--generate: default 10; --search: default the metric's "
+                   "cutoff, or a sweep such as 4-8 or 6,8).")
 @click.option("--seed", type=int, default=0, show_default=True, help="--generate: random seed.")
 @click.option("--judged-fraction", type=click.FloatRange(0, 1), default=None, help="--generate: share judged.")
 @click.option("--max-unjudged", type=click.IntRange(min=0), default=None,
@@ -105,8 +107,8 @@ def _certify(runs, qrels, metrics, heuristics, settings, show_progress, generate
         if runs or qrels or generate or peer or complete or topics:
             raise MedoptError("--search makes its own instances: drop RUNS, --qrels, --generate, --peer, -c and "
                               "--topics")
-        return search_command(metrics, heuristics, settings, depth, seed, budget, seconds, max_unjudged, max_grade,
-                              out_dir, show)
+        return search_command(metrics, heuristics, settings, parse_lengths(depth), seed, budget, seconds,
+                              max_unjudged, max_grade, out_dir, show)
     if budget is not None or seconds is not None:
         raise MedoptError("--budget and --seconds apply to --search")
     judgments = read_qrels(qrels) if qrels else {}
@@ -129,7 +131,10 @@ def _certify(runs, qrels, metrics, heuristics, settings, show_progress, generate
     if generate:
         if runs or qrels or complete or topics:
             raise MedoptError("--generate makes its own instances: drop RUNS, --qrels, -c and --topics")
-        cases = cases_from_generator(generate, seed=seed, k=depth, max_grade=max_grade,
+        depth = parse_lengths(depth) or (GENERATED_DEPTH,)
+        if len(depth) > 1:
+            raise MedoptError(f"--k {','.join(map(str, depth))}: --generate takes one depth")
+        cases = cases_from_generator(generate, seed=seed, k=depth[0], max_grade=max_grade,
                                      judged_fraction=judged_fraction, max_unjudged=max_unjudged)
     else:
         if len(runs) < 2:
@@ -182,9 +187,27 @@ def _certify(runs, qrels, metrics, heuristics, settings, show_progress, generate
         sys.exit(1)
 
 
-def search_command(metrics, heuristics, settings: Settings, k: int, seed: int, budget, seconds, max_unjudged,
-                   max_grade, out_dir, show: int) -> None:
-    """``certify --search``: one seeded search per heuristic and metric, its table and its counterexamples."""
+def parse_lengths(text: str | None) -> tuple | None:
+    """``--k``: ``8``, ``4-8`` (every length from 4 to 8) or ``6,8``; None when not given."""
+    if text is None:
+        return None
+    lengths = []
+    for item in text.split(","):
+        low, dash, high = item.strip().partition("-")
+        try:
+            low, high = int(low), int(high if dash else low)
+        except ValueError:
+            raise MedoptError(f"--k {text!r}: expected a length, a range LOW-HIGH or lengths a,b,...") from None
+        if low < 1 or high < low:
+            raise MedoptError(f"--k {text!r}: lengths are positive and a range LOW-HIGH has LOW <= HIGH")
+        lengths += range(low, high + 1)
+    return tuple(dict.fromkeys(lengths))
+
+
+def search_command(metrics, heuristics, settings: Settings, k: tuple | None, seed: int, budget, seconds,
+                   max_unjudged, max_grade, out_dir, show: int) -> None:
+    """``certify --search``: one seeded search per heuristic and metric, its table and its counterexamples
+    (``k``: the lists' lengths; None: each metric's cutoff)."""
     if not metrics:
         raise MedoptError("say which metric(s) to search with -m (e.g. -m AP@8)")
     work = plan([str(m) for m in unique_metrics(metrics, _warn)], heuristics)
@@ -195,7 +218,7 @@ def search_command(metrics, heuristics, settings: Settings, k: int, seed: int, b
         for heuristic in chosen:
             report = search(metric, heuristic, k=k, seed=seed, budget=budget, seconds=seconds,
                             max_unjudged=max_unjudged, max_grade=max_grade, settings=settings)
-            rows.append(summary_row(report, k))
+            rows.append(summary_row(report))
             misses += report.misses
     if out_dir:
         out_dir.mkdir(exist_ok=True)

@@ -157,7 +157,8 @@ def version_message() -> str:
         except PackageNotFoundError:
             return "not installed"
 
-    return (f"%(prog)s %(version)s\nsolvers: HiGHS (highspy) {of('highspy')}, OR-Tools CP-SAT {of('ortools')}\n"
+    return (f"%(prog)s %(version)s\nsolvers: HiGHS (highspy) {of('highspy')}, OR-Tools CP-SAT {of('ortools')}, "
+            f"SCIP (PySCIPOpt) {of('pyscipopt')}\n"
             f"modelling: Pyomo {of('pyomo')}, NumPy {of('numpy')}\npython {platform.python_version()}")
 
 
@@ -267,7 +268,7 @@ def method_options(function):
     for option in reversed([
         click.option("--method", default="auto", show_default=True,
                      help=", ".join(["auto", *methods.method_names()]) + "."),
-        click.option("--solver", default=None, help="Exact solver: highs or cpsat (default: CP-SAT for AP at depth 50 and more, HiGHS otherwise)."),
+        click.option("--solver", default=None, help="Exact solver: highs, cpsat or scip (default: CP-SAT for AP at depth 50 and more, HiGHS otherwise)."),
         time_limit_option,
         click.option("--max-grade", type=MaxGrade(), default=None,
                      help="Top grade G (default: the largest grade in the whole qrels file, at least 1); "

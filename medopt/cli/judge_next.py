@@ -28,7 +28,7 @@ from .common import DEFAULT_TIME_LIMIT, MaxGrade, TimeLimit, distinct_files, mai
               help="Top grade G (default: the largest grade in the whole qrels file, at least 1); per-topic: each "
                    "topic's largest judged grade.")
 @click.option("--method", default="auto", show_default=True, help="Method for the ranges (auto, exact, ...).")
-@click.option("--solver", default=None, help="Exact solver: highs or cpsat.")
+@click.option("--solver", default=None, help="Exact solver: highs, cpsat or scip.")
 @click.option("--time-limit", type=TimeLimit(), default=DEFAULT_TIME_LIMIT,
               help=f"Seconds per range (default {DEFAULT_TIME_LIMIT:g}); an uncertified end counts at its bound.")
 @click.option("--format", "fmt", type=click.Choice((*FORMATS, "parquet")), default="csv", show_default=True)

@@ -165,8 +165,8 @@ def improve_locally(result: DirectionResult, instance: Instance, direction: str,
 # Peak memory of an exact solve, per entry (column or matrix nonzero) of formulations.base.ModelSize and
 # beyond the process's own: the model as written (Pyomo objects, or LinearModel rows), its matrix and
 # the solver's copy.  Measured on the largest models tried, with a margin (docs/limits.md#memory).
-BYTES_PER_ENTRY = {("matrix", "highs"): 400, ("matrix", "cpsat"): 450,
-                   ("pyomo", "highs"): 900, ("pyomo", "cpsat"): 600}
+BYTES_PER_ENTRY = {("matrix", "highs"): 400, ("matrix", "cpsat"): 450, ("matrix", "scip"): 700,
+                   ("pyomo", "highs"): 900, ("pyomo", "cpsat"): 600, ("pyomo", "scip"): 1200}
 FIXED_BYTES = 100 * 2 ** 20  # the solver libraries' own working memory, whatever the model
 
 

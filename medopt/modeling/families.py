@@ -9,9 +9,9 @@ every difference between the two is settled here.
 
 from __future__ import annotations
 
-import pyomo.environ as pyo
 from pyomo.common.errors import InfeasibleConstraintException
-from pyomo.core.base.set import SetData
+
+from .pyomo_lazy import pyo, pyomo_loaded  # pyomo.environ, loaded on first use
 
 from .linear import Linear, LinearModel, Row
 from .pyomo_model import binary_and as pyomo_binary_and
@@ -43,7 +43,12 @@ def index(m, name: str, members, doc: str, dimen: int | None = None):
 
 def _index_of(keys):
     """A declared Pyomo set as it is (the model then names it), anything else as a list of keys."""
-    return keys if isinstance(keys, SetData) else list(keys)
+    if pyomo_loaded():  # before Pyomo is loaded no key set can be one of its sets
+        from pyomo.core.base.set import SetData
+
+        if isinstance(keys, SetData):
+            return keys
+    return list(keys)
 
 
 def binaries(m, name: str, keys, doc: str) -> dict:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 
-import pyomo.environ as pyo
+from .pyomo_lazy import pyo  # pyomo.environ, loaded on first use
 
 from ..core.instance import Instance, judged_count
 from ..core.deadlines import Ticker

@@ -1,7 +1,8 @@
 """One formulation, several solvers: a Pyomo model is compiled once to matrix form
-(Pyomo's LinearStandardFormCompiler) and handed to HiGHS (highspy) or CP-SAT.
+(Pyomo's LinearStandardFormCompiler) and handed to HiGHS (highspy), CP-SAT (OR-Tools) or SCIP
+(PySCIPOpt).
 
-Both backends return a :class:`Outcome` in the model's own objective units
+Every backend returns a :class:`Outcome` in the model's own objective units
 (maximisation): the objective at the integral solution found, a proven upper
 bound, and a status.  Neither is trusted further: callers re-score the
 assignment with the metric evaluators (result.certify).
@@ -44,6 +45,8 @@ SOLVERS = {
                     cutoff="objective_bound option"),
     "cpsat": Solver("cpsat", integer_only=True, lp_relaxation=False, warm_basis=False,
                     cutoff="stop from the best-bound callback"),
+    "scip": Solver("scip", integer_only=False, lp_relaxation=False, warm_basis=False,
+                   cutoff="objective limit (setObjlimit)"),
 }
 
 
@@ -82,7 +85,7 @@ def solve(model, solver: str = "highs", time_limit: float | None = None, cutoff:
         return Outcome("timeout", math.nan, math.inf, None, 0.0)
     if not matrix.columns:  # nothing to decide (every document judged): the objective is a constant
         return Outcome("optimal", matrix.offset, matrix.offset, ColumnValues([], np.zeros(0)), 0.0, np.zeros(0))
-    outcome = (solve_highs if solver == "highs" else solve_cpsat)(matrix, time_limit, cutoff)
+    outcome = BACKENDS[solver](matrix, time_limit, cutoff)
     if cutoff is not None:
         if outcome.status == "infeasible":
             return Outcome("optimal", math.nan, cutoff + CUTOFF_SLACK, None, outcome.seconds)
@@ -355,3 +358,75 @@ def solve_cpsat(matrix: MatrixModel, time_limit: float | None, cutoff: float | N
     if status == cp_model.OPTIMAL:
         return Outcome("optimal", objective, max(bound, objective), values, seconds, x)
     return Outcome("timeout", objective, bound if math.isfinite(bound) else math.inf, values, seconds, x)
+
+
+def solve_scip(matrix: MatrixModel, time_limit: float | None, cutoff: float | None = None) -> Outcome:
+    """SCIP on the matrix: one variable per column (binary, integer or continuous), one linear row per
+    matrix row, the objective without its constant (added back here).  With ``cutoff``, SCIP's
+    objective limit: only solutions above it are sought, and a search that finds none ends
+    ``infeasible`` (solve() turns that into the cutoff as the bound).  Its clock runs from its own
+    start, so the limit it gets is what is left after writing the model."""
+    with interruptible_import():
+        import pyscipopt
+
+    started = time.perf_counter()
+    deadline = None if time_limit is None else started + time_limit
+
+    def out_of_time():
+        return deadline is not None and time.perf_counter() > deadline
+
+    model = pyscipopt.Model()
+    model.hideOutput()
+    model.setParam("misc/catchctrlc", False)  # Ctrl-C stops the program, never ends a solve as if timed out
+    model.setParam("numerics/feastol", 1e-9)  # as HiGHS's mip_feasibility_tolerance
+    model.setParam("limits/gap", 0.0)
+    model.setParam("limits/absgap", 1e-12)
+    model.setParam("limits/memory", float(max(256, memory_limit() // 2 ** 20)))
+    kinds = ["B" if integer and lo >= 0 and hi <= 1 else "I" if integer else "C"
+             for integer, lo, hi in zip(matrix.integer.tolist(), matrix.lower.tolist(), matrix.upper.tolist())]
+    variables = [model.addVar(f"x{j}", vtype=kind, lb=None if math.isinf(lo) else lo, ub=None if math.isinf(hi) else hi)
+                 for j, (kind, lo, hi) in enumerate(zip(kinds, matrix.lower.tolist(), matrix.upper.tolist()))]
+    A = matrix.A.tocsr()
+    A.sum_duplicates()
+    indptr, indices, data = A.indptr, A.indices.tolist(), A.data.tolist()
+    quicksum, ExprCons = pyscipopt.quicksum, pyscipopt.scip.ExprCons
+    for i, (lo, hi) in enumerate(zip(matrix.row_lower.tolist(), matrix.row_upper.tolist())):
+        if not i % 4096 and out_of_time():
+            return Outcome("timeout", math.nan, math.inf, None, time.perf_counter() - started)
+        start, end = indptr[i], indptr[i + 1]
+        expression = quicksum(v * variables[j] for j, v in zip(indices[start:end], data[start:end]))
+        model.addCons(ExprCons(expression, lhs=None if math.isinf(lo) else lo, rhs=None if math.isinf(hi) else hi))
+    used = np.flatnonzero(matrix.c)
+    model.setObjective(quicksum(float(matrix.c[j]) * variables[j] for j in used), "maximize")
+    if cutoff is not None:
+        model.setObjlimit(float(cutoff) - matrix.offset)
+    if deadline is not None:
+        if out_of_time():
+            return Outcome("timeout", math.nan, math.inf, None, time.perf_counter() - started)
+        time_limit = deadline - time.perf_counter()
+        model.setParam("limits/time", time_limit)
+
+    def stop():
+        try:
+            model.interruptSolve()
+        except Exception:  # not solving yet (or any more): nothing to stop  # noqa: BLE001
+            pass
+
+    try:  # Ctrl-C stops it, and so does its time limit where SCIP overruns it (stoppable.py)
+        run_stoppable(model.optimizeNogil, stop, time_limit)
+    except SolverOverran:
+        return Outcome("timeout", math.nan, math.inf, None, time.perf_counter() - started)
+    seconds = time.perf_counter() - started
+    status = model.getStatus()
+    if status == "infeasible":
+        return Outcome("infeasible", math.nan, -math.inf, None, seconds)
+    solution = model.getBestSol() if model.getNSols() else None
+    values, objective, x = (_values(matrix, [model.getSolVal(solution, v) for v in variables])
+                            if solution is not None else (None, math.nan, None))
+    bound = model.getDualbound() + matrix.offset
+    if status == "optimal":
+        return Outcome("optimal", objective, max(bound, objective), values, seconds, x)
+    return Outcome("timeout", objective, bound if math.isfinite(bound) else math.inf, values, seconds, x)
+
+
+BACKENDS = {"highs": solve_highs, "cpsat": solve_cpsat, "scip": solve_scip}
