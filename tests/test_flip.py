@@ -347,6 +347,57 @@ def test_matrix_flip_summary(tmp_path):
                                        str(tmp_path / "q.qrels"), "-m", "P@3", "--store", str(tmp_path / "t.sqlite"),
                                        "--flip"])
     assert result.exit_code == 2 and "--summary" in result.output
+    # the store's pairs table holds the flips per pair; its export shows them
+    from medopt.io.store import FLIP_COLUMNS, PAIR_COLUMNS, export_pairs, open_existing
+
+    with open_existing(tmp_path / "s.sqlite") as store:
+        stored = store.pairs()
+    assert len(stored) == 3
+    for row in stored:
+        expected = oracle("P@3", runs[row["run_a"]], runs[row["run_b"]], qrels)[0]
+        assert row["flip_distance"] == expected and row["flip_certified"] is True
+        assert row["flip_documents"] == medopt.flip_distance("P@3", runs[row["run_a"]], runs[row["run_b"]],
+                                                             qrels).documents
+    export_pairs(tmp_path / "s.sqlite", tmp_path / "again.csv")
+    again = list(csv.DictReader(open(tmp_path / "again.csv")))
+    assert tuple(again[0]) == PAIR_COLUMNS + FLIP_COLUMNS
+    assert [r["flip_distance"] for r in again] == [r["flip_distance"] for r in sorted(
+        rows, key=lambda r: (r["run_a"], r["run_b"]))]
+    # a job without --flip makes the summary anew: no flip columns stored, none exported
+    result = CliRunner().invoke(main, ["matrix", *(str(tmp_path / f"{n}.run") for n in runs), "--qrels",
+                                       str(tmp_path / "q.qrels"), "-m", "P@3", "--store", str(tmp_path / "s.sqlite"),
+                                       "--resume", "--summary", str(tmp_path / "plain.csv"), "-j", "1",
+                                       "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert tuple(next(csv.reader(open(tmp_path / "plain.csv")))) == PAIR_COLUMNS
+    with open_existing(tmp_path / "s.sqlite") as store:
+        assert all(row["flip_certified"] is None for row in store.pairs())
+
+
+def test_pairs_table_of_an_older_store_gains_the_flip_columns(tmp_path):
+    """A pairs table made before the flip columns existed reads with them None, and takes them when the
+    summary is stored anew."""
+    import sqlite3
+
+    from medopt.io.store import PAIR_COLUMNS, ResultStore
+
+    path = tmp_path / "old.sqlite"
+    with ResultStore(path) as store:
+        store.connection.execute("DROP TABLE pairs")
+        store.connection.execute(f"CREATE TABLE pairs ({', '.join(PAIR_COLUMNS)}, "
+                                 "PRIMARY KEY (run_a, run_b, metric, method))")
+        row = dict(zip(PAIR_COLUMNS, ("A", "B", "P@3", "auto", 2, 0.5, 0.25, 0.25, 1.0, 1.0, 0.5, 1,
+                                      None, None, None, None, None)))
+        store.connection.execute(f"INSERT INTO pairs VALUES ({', '.join('?' * len(PAIR_COLUMNS))})",
+                                 tuple(row.values()))
+        store.connection.commit()
+    with ResultStore(path) as store:
+        (read,) = store.pairs()
+        assert read["flip_distance"] is None and read["flip_certified"] is None and read["diff"] == 0.25
+        store.replace_pairs([{**row, "flip_distance": 3, "flip_documents": 7, "flip_certified": True}], ["A", "B"])
+        (read,) = store.pairs()
+        assert (read["flip_distance"], read["flip_documents"], read["flip_certified"]) == (3, 7, True)
+    assert "flip_distance" in {c[1] for c in sqlite3.connect(path).execute('PRAGMA table_info("pairs")')}
 
 
 @pytest.mark.parametrize("family", ["AP", "RR", "nDCG", "ERR", "SN_DCG"])
