@@ -88,6 +88,9 @@ def matrix_command(runs, qrels, spans, metrics, method, solver, time_limit, max_
                         strategy=None if strategy == "auto" else strategy, fast=fast_path,
                         ranges=ranges or test is not None)  # SPEC 12 (--test) needs the ranges
     check_flip_options(flip, labels, scope)
+    if labels is not None and test is not None:
+        raise click.UsageError("matrix --test takes its reference with unjudged = 0: --labels goes with --flip here "
+                               "(compare --test --labels takes them)")
     if (flip or test is not None) and (not summary or str(summary).endswith(".gz")):
         raise click.UsageError("--flip and --test add columns to the per-pair summary: give --summary FILE (not .gz)")
     if fmt is not None and not output:
