@@ -225,6 +225,45 @@ def test_depth_ten_precision_exact_and_fast():
     assert (modelled.distance, modelled.certified) == (closed.distance, True)
 
 
+@pytest.mark.parametrize("metric", ["RR@4", "RR(rel=2)@4", "RR", "Success@3", "Success(rel=2)@2"])
+@pytest.mark.parametrize("setting", range(len(SETTINGS)))
+def test_first_relevant_closed_form_matches_brute_force(metric, setting):
+    """RR and Success: the scan over the first relevant positions (curves.first_relevant_curve) against
+    every completion, graded (rel=2 with G = 2: the relevant side is one grade), labels given and not."""
+    seen = set()
+    for seed in range(8):
+        max_grade = 2 if "rel=2" in metric else 1 + seed % 2
+        run_a, run_b, qrels = random_pair(seed * 13 + setting + 100, max_grade, SETTINGS[setting].get("scope", "unjudged"))
+        options = dict(SETTINGS[setting])
+        if seed % 2:
+            options["labels"] = random_labels(seed, run_a, run_b, qrels, max_grade)
+        result = check(metric, run_a, run_b, qrels, **options)
+        assert set(result.curves.values()) <= {"closed-form"}
+        seen.add("never" if result.never else ("zero" if result.distance == 0 else "some"))
+    assert "some" in seen
+
+
+@pytest.mark.parametrize("metric", ["RR@20", "Success@5"])
+def test_first_relevant_closed_form_equals_the_model_route(metric, monkeypatch):
+    """At a realistic depth: the closed form gives the flip distance the exact model under the relevance
+    limit gives (curves.LimitedCurve, every point a solve), both certified."""
+    from medopt.flip import curves
+
+    rng = random.Random(7)
+    run_a, run_b, qrels = {}, {}, {}
+    for t in range(6):
+        pool = [f"d{t}_{i}" for i in range(40)]
+        run_a[str(t)], run_b[str(t)] = rng.sample(pool, 20), rng.sample(pool, 20)
+        qrels[str(t)] = {d: int(rng.random() < 0.2) for d in pool if rng.random() < 0.4}
+    closed = medopt.flip_distance(metric, run_a, run_b, qrels)
+    assert closed.certified and set(closed.curves.values()) == {"closed-form"}
+    monkeypatch.setattr(curves, "FIRST_RELEVANT", {})
+    modelled = medopt.flip_distance(metric, run_a, run_b, qrels)
+    assert set(modelled.curves.values()) == {"exact"}
+    assert (modelled.distance, modelled.never, modelled.certified) == (closed.distance, closed.never, True)
+    assert closed.distance is None or closed.distance > 0
+
+
 @pytest.mark.parametrize("limit", [1e-3, 0.3, 1.0])
 def test_time_limit_gives_a_lower_bound(limit):
     rng = random.Random(11)
@@ -400,7 +439,7 @@ def test_pairs_table_of_an_older_store_gains_the_flip_columns(tmp_path):
     assert "flip_distance" in {c[1] for c in sqlite3.connect(path).execute('PRAGMA table_info("pairs")')}
 
 
-@pytest.mark.parametrize("family", ["AP", "RR", "nDCG", "ERR", "SN_DCG"])
+@pytest.mark.parametrize("family", ["AP", "nDCG", "ERR", "SN_DCG"])
 def test_bound_only_curves_give_a_witness_and_a_lower_bound(family, monkeypatch):
     """Above the enumeration limit a non-linear family's curve off the model route is its far end only:
     the answer is a witness that re-scores to a flip and a proven lower bound, certified only when they
