@@ -360,6 +360,12 @@ def solver_for(metric, curve: Topic):
     return solve
 
 
+def has_closed_form(metric) -> bool:
+    """Whether the metric's curves are computed whole, exactly, without a model (dot products, RR,
+    Success): their last point is then the topic's far end against the reference."""
+    return is_dot_product(metric) or metric.family in FIRST_RELEVANT
+
+
 def fill_curve(curve: Topic, metric, distance: str, scope: str, solve, lazy: dict) -> None:
     """Choose how the topic's curve is computed (module docstring) and compute what is computed at once."""
     if is_dot_product(metric):
