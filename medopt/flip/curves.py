@@ -82,6 +82,8 @@ class Topic:
 
 
 def cost_of(reference, distance: str):
+    """cost(doc, grade): the distance of one document's grade from its reference (a function of the
+    reference grade and the grade only)."""
     if distance == "grades":
         return lambda doc, grade: abs(grade - reference[doc])
     return lambda doc, grade: int(grade != reference[doc])
@@ -170,15 +172,20 @@ def first_relevant_curve(topic: Topic) -> None:
     relevant = [metric.is_relevant(g) for g in range(top + 1)]
     changeable = set(topic.changeable)
 
+    by_reference = {}  # a document's cost(d, g) depends on d only through its reference grade (cost_of)
+
     def sides(doc):
         """(cn, cr, grade reaching cn, grade reaching cr): the least cost to be non-relevant / relevant."""
         if doc not in changeable:
             fixed = metric.is_relevant(instance.judgments.get(doc, 0))
             return (math.inf, 0.0, None, None) if fixed else (0.0, math.inf, None, None)
-        costs = [(topic.cost(doc, g), g) for g in range(top + 1)]
-        off = min((c for c in costs if not relevant[c[1]]), default=(math.inf, None))
-        on = min((c for c in costs if relevant[c[1]]), default=(math.inf, None))
-        return float(off[0]), float(on[0]), off[1], on[1]
+        grade = topic.reference[doc]
+        if grade not in by_reference:
+            costs = [(topic.cost(doc, g), g) for g in range(top + 1)]
+            off = min((c for c in costs if not relevant[c[1]]), default=(math.inf, None))
+            on = min((c for c in costs if relevant[c[1]]), default=(math.inf, None))
+            by_reference[grade] = (float(off[0]), float(on[0]), off[1], on[1])
+        return by_reference[grade]
 
     lists = (tuple(instance.a), tuple(instance.b))
     info = {d: sides(d) for d in dict.fromkeys(lists[0] + lists[1])}
