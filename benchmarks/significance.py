@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import random
 import statistics
 import time
 import warnings
@@ -31,26 +32,28 @@ DL2020 = harness.DL_2020
 METRICS = ["ndcg_cut.10", "P.10"]
 
 
-def dl2020(runs: int, log: harness.Log) -> None:
+def dl2020(runs: int, log: harness.Log, metrics=METRICS, time_limit=None, sample=None) -> None:
     if not DL2020.exists():
         print(f"{DL2020} absent: the DL 2020 part is skipped")
         return
     from medopt.io.trec import read_qrels, read_run
 
-    paths = sorted((DL2020 / "runs").glob("*.run.gz"))[:runs]
+    paths = sorted((DL2020 / "runs").glob("*.run.gz"))
+    paths = sorted(random.Random(sample).sample(paths, runs)) if sample is not None else paths[:runs]
     qrels = read_qrels(DL2020 / "qrels.dl20-passage.txt")
     read = {p.name.removesuffix(".run.gz"): read_run(p) for p in paths}
     print(f"DL 2020: {len(read)} runs, {len(read) * (len(read) - 1) // 2} pairs")
     print(f"{'metric':12} {'test':5} {'pair':40} {'n':>3}  {'p_ref':8}  {'p_worst':8}  robust  ranges_s  worst_s")
     worst_times = {}
-    for metric in METRICS:
+    for metric in metrics:
         names = list(read)
         for i in range(len(names)):
             for j in range(i + 1, len(names)):
                 started = time.perf_counter()
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    result = medopt.significance(metric, read[names[i]], read[names[j]], qrels, test="t")
+                    result = medopt.significance(metric, read[names[i]], read[names[j]], qrels, test="t",
+                                                 time_limit=time_limit)
                 ranges_s = time.perf_counter() - started
                 low = [result.ranges[t].low for t in result.topics]
                 high = [result.ranges[t].high for t in result.topics]
@@ -62,11 +65,13 @@ def dl2020(runs: int, log: harness.Log) -> None:
                     worst_times.setdefault((metric, test), []).append(seconds)
                     p_ref = pvalue(test, list(result.reference.values()))
                     robust = worst.sign_kept and worst.p < 0.05
+                    ends_certified = all(r.low_certified and r.high_certified for r in result.ranges.values())
                     print(f"{metric:12} {test:5} {names[i][:19] + '/' + names[j][:19]:40} {len(low):3}  "
                           f"{p_ref:.2e}  {worst.p:.2e}  {robust!s:6}  {ranges_s:8.2f}  {seconds:.4f}")
                     log.write({"part": "dl2020", "metric": metric, "test": test, "a": names[i], "b": names[j],
                                "topics": len(low), "p_reference": p_ref, "p_worst": worst.p, "robust": bool(robust),
-                               "ranges_seconds": ranges_s, "worst_seconds": seconds})
+                               "ranges_seconds": ranges_s, "worst_seconds": seconds, "certified": result.certified,
+                               "ends_certified": ends_certified, "time_limit": time_limit})
     for (metric, test), times in worst_times.items():
         print(f"DL 2020 {metric} {test}: worst case median {statistics.median(times) * 1e3:.2f} ms, "
               f"max {max(times) * 1e3:.2f} ms over {len(times)} pairs")
@@ -117,12 +122,16 @@ def main(argv=None) -> None:
     parser = harness.parser(__doc__, log="")
     parser.add_argument("--runs", type=int, default=4, help="DL 2020 runs (every pair of them); 0: none")
     parser.add_argument("--generated", type=int, default=30, help="generated pairs per regime at n = 249")
+    parser.add_argument("--metrics", nargs="+", default=METRICS, help="the DL 2020 part's metrics")
+    parser.add_argument("--time-limit", type=float, default=None, help="seconds per topic range (DL 2020 part)")
+    parser.add_argument("--sample", type=int, default=None,
+                        help="draw the --runs DL 2020 runs with random.Random(SAMPLE) instead of the first by name")
     parser.add_argument("--matrix", type=int, default=0, help="also medopt.matrix --test on this many DL 2020 runs")
     args = parser.parse_args(argv)
     worst_case("t", [0.1, 0.2], [0.3, 0.4], 1)  # scipy's import, outside the times
     with harness.Log(args.log, key=lambda r: r["part"]) as log:
         if args.runs:
-            dl2020(args.runs, log)
+            dl2020(args.runs, log, args.metrics, args.time_limit, args.sample)
         if args.matrix and DL2020.exists():
             matrix(args.matrix, log)
         if args.generated:

@@ -225,6 +225,45 @@ def test_depth_ten_precision_exact_and_fast():
     assert (modelled.distance, modelled.certified) == (closed.distance, True)
 
 
+@pytest.mark.parametrize("metric", ["RR@4", "RR(rel=2)@4", "RR", "Success@3", "Success(rel=2)@2"])
+@pytest.mark.parametrize("setting", range(len(SETTINGS)))
+def test_first_relevant_closed_form_matches_brute_force(metric, setting):
+    """RR and Success: the scan over the first relevant positions (curves.first_relevant_curve) against
+    every completion, graded (rel=2 with G = 2: the relevant side is one grade), labels given and not."""
+    seen = set()
+    for seed in range(8):
+        max_grade = 2 if "rel=2" in metric else 1 + seed % 2
+        run_a, run_b, qrels = random_pair(seed * 13 + setting + 100, max_grade, SETTINGS[setting].get("scope", "unjudged"))
+        options = dict(SETTINGS[setting])
+        if seed % 2:
+            options["labels"] = random_labels(seed, run_a, run_b, qrels, max_grade)
+        result = check(metric, run_a, run_b, qrels, **options)
+        assert set(result.curves.values()) <= {"closed-form"}
+        seen.add("never" if result.never else ("zero" if result.distance == 0 else "some"))
+    assert "some" in seen
+
+
+@pytest.mark.parametrize("metric", ["RR@20", "Success@5"])
+def test_first_relevant_closed_form_equals_the_model_route(metric, monkeypatch):
+    """At a realistic depth: the closed form gives the flip distance the exact model under the relevance
+    limit gives (curves.LimitedCurve, every point a solve), both certified."""
+    from medopt.flip import curves
+
+    rng = random.Random(7)
+    run_a, run_b, qrels = {}, {}, {}
+    for t in range(6):
+        pool = [f"d{t}_{i}" for i in range(40)]
+        run_a[str(t)], run_b[str(t)] = rng.sample(pool, 20), rng.sample(pool, 20)
+        qrels[str(t)] = {d: int(rng.random() < 0.2) for d in pool if rng.random() < 0.4}
+    closed = medopt.flip_distance(metric, run_a, run_b, qrels)
+    assert closed.certified and set(closed.curves.values()) == {"closed-form"}
+    monkeypatch.setattr(curves, "FIRST_RELEVANT", {})
+    modelled = medopt.flip_distance(metric, run_a, run_b, qrels)
+    assert set(modelled.curves.values()) == {"exact"}
+    assert (modelled.distance, modelled.never, modelled.certified) == (closed.distance, closed.never, True)
+    assert closed.distance is None or closed.distance > 0
+
+
 @pytest.mark.parametrize("limit", [1e-3, 0.3, 1.0])
 def test_time_limit_gives_a_lower_bound(limit):
     rng = random.Random(11)
@@ -347,9 +386,60 @@ def test_matrix_flip_summary(tmp_path):
                                        str(tmp_path / "q.qrels"), "-m", "P@3", "--store", str(tmp_path / "t.sqlite"),
                                        "--flip"])
     assert result.exit_code == 2 and "--summary" in result.output
+    # the store's pairs table holds the flips per pair; its export shows them
+    from medopt.io.store import FLIP_COLUMNS, PAIR_COLUMNS, export_pairs, open_existing
+
+    with open_existing(tmp_path / "s.sqlite") as store:
+        stored = store.pairs()
+    assert len(stored) == 3
+    for row in stored:
+        expected = oracle("P@3", runs[row["run_a"]], runs[row["run_b"]], qrels)[0]
+        assert row["flip_distance"] == expected and row["flip_certified"] is True
+        assert row["flip_documents"] == medopt.flip_distance("P@3", runs[row["run_a"]], runs[row["run_b"]],
+                                                             qrels).documents
+    export_pairs(tmp_path / "s.sqlite", tmp_path / "again.csv")
+    again = list(csv.DictReader(open(tmp_path / "again.csv")))
+    assert tuple(again[0]) == PAIR_COLUMNS + FLIP_COLUMNS
+    assert [r["flip_distance"] for r in again] == [r["flip_distance"] for r in sorted(
+        rows, key=lambda r: (r["run_a"], r["run_b"]))]
+    # a job without --flip makes the summary anew: no flip columns stored, none exported
+    result = CliRunner().invoke(main, ["matrix", *(str(tmp_path / f"{n}.run") for n in runs), "--qrels",
+                                       str(tmp_path / "q.qrels"), "-m", "P@3", "--store", str(tmp_path / "s.sqlite"),
+                                       "--resume", "--summary", str(tmp_path / "plain.csv"), "-j", "1",
+                                       "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert tuple(next(csv.reader(open(tmp_path / "plain.csv")))) == PAIR_COLUMNS
+    with open_existing(tmp_path / "s.sqlite") as store:
+        assert all(row["flip_certified"] is None for row in store.pairs())
 
 
-@pytest.mark.parametrize("family", ["AP", "RR", "nDCG", "ERR", "SN_DCG"])
+def test_pairs_table_of_an_older_store_gains_the_flip_columns(tmp_path):
+    """A pairs table made before the flip columns existed reads with them None, and takes them when the
+    summary is stored anew."""
+    import sqlite3
+
+    from medopt.io.store import PAIR_COLUMNS, ResultStore
+
+    path = tmp_path / "old.sqlite"
+    with ResultStore(path) as store:
+        store.connection.execute("DROP TABLE pairs")
+        store.connection.execute(f"CREATE TABLE pairs ({', '.join(PAIR_COLUMNS)}, "
+                                 "PRIMARY KEY (run_a, run_b, metric, method))")
+        row = dict(zip(PAIR_COLUMNS, ("A", "B", "P@3", "auto", 2, 0.5, 0.25, 0.25, 1.0, 1.0, 0.5, 1,
+                                      None, None, None, None, None)))
+        store.connection.execute(f"INSERT INTO pairs VALUES ({', '.join('?' * len(PAIR_COLUMNS))})",
+                                 tuple(row.values()))
+        store.connection.commit()
+    with ResultStore(path) as store:
+        (read,) = store.pairs()
+        assert read["flip_distance"] is None and read["flip_certified"] is None and read["diff"] == 0.25
+        store.replace_pairs([{**row, "flip_distance": 3, "flip_documents": 7, "flip_certified": True}], ["A", "B"])
+        (read,) = store.pairs()
+        assert (read["flip_distance"], read["flip_documents"], read["flip_certified"]) == (3, 7, True)
+    assert "flip_distance" in {c[1] for c in sqlite3.connect(path).execute('PRAGMA table_info("pairs")')}
+
+
+@pytest.mark.parametrize("family", ["AP", "nDCG", "ERR", "SN_DCG"])
 def test_bound_only_curves_give_a_witness_and_a_lower_bound(family, monkeypatch):
     """Above the enumeration limit a non-linear family's curve off the model route is its far end only:
     the answer is a witness that re-scores to a flip and a proven lower bound, certified only when they

@@ -314,6 +314,57 @@ def test_compare_summary_has_the_test_columns():
         assert bool(row.robust) == direct.robust
 
 
+def test_compare_test_takes_labels_as_the_reference(tmp_path):
+    """compare --test --labels (SPEC 12): p_reference under J with the labels L, as scipy on the labelled
+    per-topic scores; p_worst does not depend on the reference's values; a label of a judged document is
+    ignored, with a warning."""
+    import csv
+    import io
+
+    from click.testing import CliRunner
+
+    from medopt.cli import main
+    from medopt.io.trec import write_qrels
+
+    run_a = {"1": ["a", "u1", "b"], "2": ["c", "u2", "d"], "3": ["e", "f", "u3"], "4": ["g", "u4", "h"]}
+    run_b = {"1": ["b", "a", "u1"], "2": ["d", "c"], "3": ["u3", "e", "f"], "4": ["h", "g", "u4"]}
+    qrels = {"1": {"a": 1, "b": 0}, "2": {"c": 1, "d": 0}, "3": {"e": 1, "f": 0}, "4": {"g": 1, "h": 0}}
+    labels = {"1": {"u1": 1, "a": 0}, "2": {"u2": 1}, "3": {"u3": 1}, "4": {"u4": 1}}
+    grades = {t: {**qrels[t], **{d: g for d, g in labels[t].items() if d not in qrels[t]}} for t in qrels}
+    for metric in ("P@2", "AP@3"):
+        a = [medopt.score(metric, run_a[t], grades[t]) for t in sorted(qrels)]
+        b = [medopt.score(metric, run_b[t], grades[t]) for t in sorted(qrels)]
+        expected = stats.ttest_rel(a, b).pvalue
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            frame = medopt.compare(run_a, run_b, qrels, [metric], per_topic=False, test="t", labels=labels,
+                                   max_grade=1)
+        assert any("ignored" in str(w.message) for w in caught)
+        row = frame.iloc[0]
+        assert row.p_reference == pytest.approx(expected, rel=1e-12)
+        plain = medopt.compare(run_a, run_b, qrels, [metric], per_topic=False, test="t", max_grade=1).iloc[0]
+        assert plain.p_reference != pytest.approx(expected, rel=1e-6)  # the labels do change it here
+        direct = medopt.significance(metric, run_a, run_b, qrels, labels=labels, max_grade=1)
+        assert row.p_worst == pytest.approx(direct.p_worst, rel=1e-12) and bool(row.robust) == direct.robust
+    paths = write_pair(tmp_path, run_a, run_b, qrels)
+    write_qrels(tmp_path / "labels.txt", labels)
+    result = CliRunner().invoke(main, ["compare", *map(str, paths[:2]), "--qrels", str(paths[2]), "-m", "P@2",
+                                       "--test", "t", "--labels", str(tmp_path / "labels.txt")])
+    assert result.exit_code == 0, result.output
+    (summary,) = [r for r in csv.DictReader(io.StringIO(result.stdout)) if r["topic"] == "all"]
+    a = [medopt.score("P@2", run_a[t], grades[t]) for t in sorted(qrels)]
+    b = [medopt.score("P@2", run_b[t], grades[t]) for t in sorted(qrels)]
+    assert float(summary["p_reference"]) == pytest.approx(stats.ttest_rel(a, b).pvalue, rel=1e-9)
+    result = CliRunner().invoke(main, ["compare", *map(str, paths[:2]), "--qrels", str(paths[2]), "-m", "P@2",
+                                       "--labels", str(tmp_path / "labels.txt")])
+    assert result.exit_code == 2 and "--flip" in result.output
+    result = CliRunner().invoke(main, ["matrix", *map(str, paths[:2]), "--qrels", str(paths[2]), "-m", "P@2",
+                                       "--test", "t", "--flip", "--labels", str(tmp_path / "labels.txt"), "--summary",
+                                       str(tmp_path / "s.csv"), "--store", str(tmp_path / "s.sqlite")])
+    assert result.exit_code == 2 and "compare --test --labels" in result.output
+    assert not (tmp_path / "s.sqlite").exists()
+
+
 def write_pair(tmp_path, run_a, run_b, qrels):
     from medopt.io.trec import write_qrels, write_run
 

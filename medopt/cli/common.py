@@ -321,7 +321,8 @@ def flip_options(function):
                             help="With --flip: which documents may change (all: judged ones too, against their "
                                  "judgment).")(function)
     function = click.option("--labels", type=click.Path(dir_okay=False), default=None,
-                            help="With --flip: reference grades of unjudged documents, in qrels format (default 0; "
+                            help="With --flip (compare: or --test): reference grades of unjudged documents, in "
+                                 "qrels format (default 0; "
                                  "a label for a judged document is ignored, with a warning).")(function)
     return click.option("--flip", is_flag=True,
                         help="Also the flip distance (SPEC 11) in the summary rows: the fewest judgments of the "

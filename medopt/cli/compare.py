@@ -56,7 +56,7 @@ def compare(run_a, run_b, qrels, spans, metrics, method, solver, time_limit, max
     With --range, the mean difference range too, and its verdict: the comparison is decided when no
     completion of the judgments can change which run is better on average."""
     parsed, companions = unique_measures(metrics, warn, passages=True)
-    check_flip_options(flip, labels, scope)
+    check_flip_options(flip, labels if test is None else None, scope)  # --labels: with --flip or --test
     limits = parse_limits(at_most, at_least)
     if fmt == "parquet" and not output:
         raise click.UsageError("--format parquet writes a file: give -o FILE")

@@ -13,7 +13,8 @@ from ..plots.matrix import plot_heatmap
 from ..core.significance import SUMMARY_COLUMNS as SIGNIFICANCE_COLUMNS
 from ..flip.columns import FLIP_COLUMNS, pair_flips
 from ..io.frames import as_qrels, as_run
-from ..io.store import PAIR_COLUMNS, export_format, export_pairs, export_results, export_rows, open_existing
+from ..io.store import (PAIR_COLUMNS, ResultStore, export_format, export_pairs, export_results, export_rows,
+                        open_existing)
 from ..io.trec import run_names
 from .common import (check_flip_options, distinct_files, flip_options, main, method_options, metric_option, named_runs,
                      parse_limits, topic_options, warn)
@@ -87,6 +88,9 @@ def matrix_command(runs, qrels, spans, metrics, method, solver, time_limit, max_
                         strategy=strategy, fast=fast_path,
                         ranges=ranges or test is not None)  # SPEC 12 (--test) needs the ranges
     check_flip_options(flip, labels, scope)
+    if labels is not None and test is not None:
+        raise click.UsageError("matrix --test takes its reference with unjudged = 0: --labels goes with --flip here "
+                               "(compare --test --labels takes them)")
     if (flip or test is not None) and (not summary or str(summary).endswith(".gz")):
         raise click.UsageError("--flip and --test add columns to the per-pair summary: give --summary FILE (not .gz)")
     if fmt is not None and not output:
@@ -125,6 +129,8 @@ def matrix_command(runs, qrels, spans, metrics, method, solver, time_limit, max_
             pairs = flip_summary(store, pairs, runs, names, qrels, labels=labels, scope=scope, max_grade=max_grade,
                                  time_limit=time_limit, complete=complete, topics=topics, honour_rank=honour_rank)
             columns += FLIP_COLUMNS
+            with ResultStore(store) as results:  # the flips stored per pair, beside the summary
+                results.replace_pairs(pairs, report.runs)
         count = export_pairs(store, summary) if pairs is None else export_rows(pairs, columns, summary,
                                                                               inputs=inputs)
         click.echo(f"medopt: wrote the summary of {count} pair(s) x metric(s) to {summary}", err=True)

@@ -45,6 +45,14 @@ Curves, by metric family
   grade; ``curves.separable_curve``).  For the document distance it is a sort: each document's best grade,
   the largest gains first.  Every point is exact (its own bound).  Recall-based metrics (AP, nDCG,
   R, Rprec, Q) are not linear: a document made relevant moves R and the ideal gains of both lists.
+* **First-relevant families** (RR, Success): M(A) depends only on the position of A's first relevant
+  document, so a completion's movement depends only on the pair (p, q) of first relevant positions
+  in A and B; the fewest changes reaching (p, q) is a sum of per-document least costs (the documents
+  above p and q non-relevant, those at p and q relevant), and c_t(h) is the best movement over the
+  states that cost at most h: a scan over every state, exact at every point
+  (``curves.first_relevant_curve``, where the proof is).
+* For these closed-form curves (dot products, RR, Success) the curve's last point is the topic's far
+  end against the reference, exact: no range is solved.
 * **Every other family, default reference and scope** (or labels that are all 0 on the topic):
   with L = 0 on the unjudged documents, the document distance of X is the number of unjudged
   documents given a positive grade, so "distance <= h" is the relevance limit

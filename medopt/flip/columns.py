@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 
 from ..errors import MedoptError, MedoptWarning
+from ..io.store import FLIP_COLUMNS
 from .distance import flip_distance
 
 
@@ -12,7 +13,7 @@ def _warn(message: str) -> None:
     warnings.warn(message, MedoptWarning, stacklevel=3)
 
 
-FLIP_COLUMNS = ("flip_distance", "flip_documents", "flip_certified")
+__all__ = ["FLIP_COLUMNS", "flip_columns", "pair_flips"]
 
 
 def flip_columns(metric: str, run_a, run_b, qrels, *, warn=_warn, **options) -> dict:

@@ -82,6 +82,8 @@ class Topic:
 
 
 def cost_of(reference, distance: str):
+    """cost(doc, grade): the distance of one document's grade from its reference (a function of the
+    reference grade and the grade only)."""
     if distance == "grades":
         return lambda doc, grade: abs(grade - reference[doc])
     return lambda doc, grade: int(grade != reference[doc])
@@ -131,6 +133,131 @@ def separable_curve(topic: Topic) -> None:
                 c, _, grade = options[index]
                 assignment[doc] = grade
                 cost -= c
+        return assignment
+
+    topic.values = [float(v) for v in reached]
+    topic.bounds = list(topic.values)
+    topic.rebuild, topic.kind, topic.complete = rebuild, "closed-form", True
+
+
+# families whose score depends only on the rank of the first relevant document (module docstring):
+# the score of a list whose first relevant document is at 0-based position p < n (at n: none, score 0)
+FIRST_RELEVANT = {"RR": lambda p: 1.0 / (p + 1), "Success": lambda p: 1.0}
+
+
+def first_relevant_curve(topic: Topic) -> None:
+    """The exact curve of RR and Success: a scan over the states (p, q), the positions of the first
+    relevant document in A and in B (n_A, n_B: none).
+
+    Proof.  Under a completion X, M(A) depends only on p(X), the first position of A's counted ranks
+    holding a relevant document (grade >= rel), and M(B) only on q(X); so the movement is a function
+    mov(p, q).  X is in state (p, q) iff every document of N(p, q) = A[:p] u B[:q] is non-relevant and
+    A[p] (p < n_A) and B[q] (q < n_B) are relevant.  A document's distance from the reference is its
+    own cost(d, grade) and the distance adds over documents, so the fewest changes reaching (p, q) is
+    cost(p, q) = sum_{d in N} cn(d) + sum_{d in {A[p], B[q]}} cr(d), with cn(d) (cr(d)) the least
+    cost(d, g) over the grades g that are not (are) relevant; a document that may not change costs 0
+    on its own side and cannot cross (infinite); a document required on both sides (A[p] in B[:q], B[q]
+    in A[:p]) makes the state unreachable.  Every completion in state (p, q) is at distance >= cost(p, q),
+    and the completion that sets each required document to its cheapest grade on its side (the others at
+    the reference) is in state (p, q) at distance exactly cost(p, q).  So
+
+        c_t(h) = max { mov(p, q) : cost(p, q) <= h },
+
+    every point exact (its own bound).  The costs of all states at once: prefix sums of cn along A and
+    along B, minus the documents counted twice (those of A[:p] that are in B[:q]: a 2-D prefix sum over
+    the shared documents' position pairs)."""
+    instance, sign = topic.instance, topic.sign
+    metric, top = instance.metric, instance.max_grade
+    value = FIRST_RELEVANT[metric.family]
+    relevant = [metric.is_relevant(g) for g in range(top + 1)]
+    changeable = set(topic.changeable)
+
+    by_reference = {}  # a document's cost(d, g) depends on d only through its reference grade (cost_of)
+
+    def sides(doc):
+        """(cn, cr, grade reaching cn, grade reaching cr): the least cost to be non-relevant / relevant."""
+        if doc not in changeable:
+            fixed = metric.is_relevant(instance.judgments.get(doc, 0))
+            return (math.inf, 0.0, None, None) if fixed else (0.0, math.inf, None, None)
+        grade = topic.reference[doc]
+        if grade not in by_reference:
+            costs = [(topic.cost(doc, g), g) for g in range(top + 1)]
+            off = min((c for c in costs if not relevant[c[1]]), default=(math.inf, None))
+            on = min((c for c in costs if relevant[c[1]]), default=(math.inf, None))
+            by_reference[grade] = (float(off[0]), float(on[0]), off[1], on[1])
+        return by_reference[grade]
+
+    lists = (tuple(instance.a), tuple(instance.b))
+    info = {d: sides(d) for d in dict.fromkeys(lists[0] + lists[1])}
+    first = [{}, {}]
+    for side, ranking in enumerate(lists):
+        for position, doc in enumerate(ranking):
+            first[side].setdefault(doc, position)
+    # the states reachable on a side stop at the first document that cannot be non-relevant
+    ends = []
+    for ranking in lists:
+        end = next((i for i, d in enumerate(ranking) if math.isinf(info[d][0])), len(ranking))
+        ends.append(end)
+    end_a, end_b = ends
+    shape = (end_a + 1, end_b + 1)
+    prefix = [np.concatenate(([0.0], np.cumsum([info[d][0] for d in ranking[:end]])))
+              for ranking, end in zip(lists, ends)]
+    twice = np.zeros(shape)
+    for doc, x in first[0].items():  # a shared document in A[:p] and B[:q] counted once
+        y = first[1].get(doc)
+        if y is not None and x < end_a and y < end_b and info[doc][0] > 0:
+            twice[x + 1, y + 1] += info[doc][0]
+    twice = twice.cumsum(axis=0).cumsum(axis=1)
+    cost = prefix[0][:, None] + prefix[1][None, :] - twice
+    n_a, n_b = len(lists[0]), len(lists[1])
+    at_a = [lists[0][p] if p < n_a else None for p in range(end_a + 1)]
+    at_b = [lists[1][q] if q < n_b else None for q in range(end_b + 1)]
+    on_a = np.array([0.0 if d is None else info[d][1] for d in at_a])
+    on_b = np.array([0.0 if d is None else info[d][1] for d in at_b])
+    cost = cost + on_a[:, None] + on_b[None, :]
+    for p, doc in enumerate(at_a):  # the same document at A[p] and B[q]: its cost once
+        q = None if doc is None else first[1].get(doc)
+        if q is not None and q <= end_b and at_b[q] == doc and math.isfinite(info[doc][1]):
+            cost[p, q] -= info[doc][1]
+    for p, doc in enumerate(at_a):  # A[p] required relevant and non-relevant (in A[:p] or B[:q])
+        if doc is None:
+            continue
+        if first[0][doc] < p:
+            cost[p, :] = math.inf
+        q = first[1].get(doc)
+        if q is not None:
+            cost[p, q + 1:] = math.inf
+    for q, doc in enumerate(at_b):
+        if doc is None:
+            continue
+        if first[1][doc] < q:
+            cost[:, q] = math.inf
+        p = first[0].get(doc)
+        if p is not None:
+            cost[p + 1:, q] = math.inf
+    score_a = np.array([value(p) if p < n_a else 0.0 for p in range(end_a + 1)])
+    score_b = np.array([value(q) if q < n_b else 0.0 for q in range(end_b + 1)])
+    movement = sign * (topic.reference_difference - (score_a[:, None] - score_b[None, :]))
+    finite = np.isfinite(cost)
+    levels = np.rint(cost[finite]).astype(np.int64)
+    best = np.full(int(levels.max()) + 1 if levels.size else 1, -np.inf)
+    np.maximum.at(best, levels, movement[finite])
+    best[0] = max(best[0], 0.0)  # the reference itself (distance 0, movement 0)
+    reached = np.maximum.accumulate(best)
+
+    def rebuild(h: int) -> dict:
+        assignment = dict(topic.reference)
+        target = reached[h]
+        if target <= 0.0:
+            return assignment
+        within = np.where(finite & (cost <= h + 0.5) & (movement >= target - TOLERANCE), cost, math.inf)
+        p, q = (int(i) for i in np.unravel_index(np.argmin(within), within.shape))
+        for doc in lists[0][:p] + lists[1][:q]:
+            if doc in changeable and info[doc][2] is not None and relevant[assignment[doc]]:
+                assignment[doc] = info[doc][2]
+        for doc in (at_a[p], at_b[q]):
+            if doc is not None and doc in changeable and not relevant[assignment[doc]]:
+                assignment[doc] = info[doc][3]
         return assignment
 
     topic.values = [float(v) for v in reached]
@@ -240,10 +367,19 @@ def solver_for(metric, curve: Topic):
     return solve
 
 
+def has_closed_form(metric) -> bool:
+    """Whether the metric's curves are computed whole, exactly, without a model (dot products, RR,
+    Success): their last point is then the topic's far end against the reference."""
+    return is_dot_product(metric) or metric.family in FIRST_RELEVANT
+
+
 def fill_curve(curve: Topic, metric, distance: str, scope: str, solve, lazy: dict) -> None:
     """Choose how the topic's curve is computed (module docstring) and compute what is computed at once."""
     if is_dot_product(metric):
         separable_curve(curve)
+        return
+    if metric.family in FIRST_RELEVANT:
+        first_relevant_curve(curve)
         return
     zero_reference = scope == "unjudged" and all(g == 0 for g in curve.reference.values())
     if zero_reference:

@@ -15,7 +15,7 @@ from ..io.topics import mean_topics, read_topic_choice
 from ..io.trec import pair_topics
 from ..metrics import default_max_grade, parse_metric, resolve_max_grade
 from ..core.result import TOLERANCE, exact_mean, exact_value, mean_range
-from .curves import Topic, cost_of, end_of, fill_curve, solver_for
+from .curves import Topic, cost_of, end_of, fill_curve, has_closed_form, solver_for
 from .search import search
 
 SCOPES = ("unjudged", "all")
@@ -124,6 +124,13 @@ def flip_distance(metric, run_a, run_b, qrels, *, labels=None, scope: str = "unj
     far_deadline = None if deadline is None else started + (deadline - started) / 2
     for index, curve in enumerate(curves):  # the far ends (SPEC 7): no completion of the topic moves it further
         solve = solver_for(metric, curve)
+        if has_closed_form(metric):  # the exact curve's last point is the far end against D_L (no solve)
+            fill_curve(curve, metric, distance, scope, solve, lazy)
+            curve.far_bound = curve.values[-1]
+            curve.far_witness = curve.witness(len(curve.values) - 1)
+            far = curve.reference_difference - sign * curve.far_bound  # the other end is not used below
+            ends.append((far, far, far, far))
+            continue
         share = None if far_deadline is None else max(far_deadline - time.perf_counter(), 0.0) / (len(curves) - index)
         far = solve(limits=(), time_limit=None if share is None else max(share, 1e-3))
         ends.append((far.low, far.high, far.low_bound, far.high_bound))
@@ -134,7 +141,7 @@ def flip_distance(metric, run_a, run_b, qrels, *, labels=None, scope: str = "unj
     span = mean_range(ends, rational=rational)
     result.curves = {c.topic: c.kind for c in curves}
     # "never" is a proof, not a witness: the proven bounds of the topics' far ends (each range end's bound,
-    # SPEC 7, however its solve ended) keep the mean difference on D_L's side of 0 under every completion
+    # SPEC 7, however its solve ended; a closed-form curve's last point, exact) keep the mean difference on D_L's side of 0 under every completion
     proven_never = span.low_bound > TOLERANCE if sign > 0 else span.high_bound < -TOLERANCE
     if proven_never:
         result.never = result.certified = proven_never

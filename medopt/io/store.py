@@ -65,7 +65,11 @@ PAIR_COLUMNS = ("run_a", "run_b", "metric", "method", "topics", "score_a", "scor
 PARQUET_TYPES = {**{c: "float64" for c in ("value", "upper_bound", "seconds", "time_limit", "low", "high", "low_bound",
                                           "high_bound", *COMPANION_COLUMNS, "score_a", "score_b", "diff", "judged_a",
                                           "judged_b", "med")},
-                 **{c: "bool_" for c in ("certified", "low_certified", "high_certified")}, "topics": "int64"}
+                 **{c: "bool_" for c in ("certified", "low_certified", "high_certified", "flip_certified")},
+                 **{c: "int64" for c in ("topics", "flip_distance", "flip_documents")}}
+# a pair's flip distance (SPEC 11), stored beside its summary by ``matrix --flip`` (NULL in a job without it)
+FLIP_COLUMNS = ("flip_distance", "flip_documents", "flip_certified")
+STORED_PAIR_COLUMNS = PAIR_COLUMNS + FLIP_COLUMNS  # the ``pairs`` table's columns
 APPLICATION_ID = 0x4D65644F  # "MedO": PRAGMA application_id of a medopt results store
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _FIRST_COLUMNS = COLUMNS[:13]  # the columns of the first stores (time_limit and the ranges came later: added on open)
@@ -92,7 +96,7 @@ SCHEMA = (
     blake2b TEXT NOT NULL, PRIMARY KEY (kind, name)
 )""",
     # the per-pair summary of the results (batch/summary.py), made anew at the end of every job
-    f"CREATE TABLE IF NOT EXISTS pairs ({', '.join(PAIR_COLUMNS)}, PRIMARY KEY (run_a, run_b, metric, method))",
+    f"CREATE TABLE IF NOT EXISTS pairs ({', '.join(STORED_PAIR_COLUMNS)}, PRIMARY KEY (run_a, run_b, metric, method))",
 )
 TABLES = ("results", "settings", "inputs", "pairs")  # the tables SCHEMA makes
 _FOREIGN_OBJECTS = ("trigger", "view")      # kinds of schema object medopt never makes
@@ -446,19 +450,25 @@ class ResultStore:
         self.release()
 
     def replace_pairs(self, rows: list[dict], runs) -> None:
-        """The ``pairs`` table (the per-pair summary, PAIR_COLUMNS) of the pairs of ``runs`` made anew from
-        ``rows``, in one transaction (the pairs of other runs, from an earlier job, are kept)."""
-        names = ", ".join(PAIR_COLUMNS)
+        """The ``pairs`` table (the per-pair summary, PAIR_COLUMNS, and the flip columns when the rows have
+        them: FLIP_COLUMNS, else NULL) of the pairs of ``runs`` made anew from ``rows``, in one transaction
+        (the pairs of other runs, from an earlier job, are kept)."""
+        names = ", ".join(STORED_PAIR_COLUMNS)
         runs = sorted(runs)
         among = ", ".join("?" * len(runs))
         try:
             self.connection.execute("BEGIN IMMEDIATE")
             try:
                 self.connection.execute(SCHEMA[-1])
+                present = {c[1] for c in self.connection.execute('PRAGMA table_info("pairs")')}
+                for column in FLIP_COLUMNS:  # a pairs table from an older medopt
+                    if column not in present:
+                        self.connection.execute(f"ALTER TABLE pairs ADD COLUMN {column}")
                 self.connection.execute(f"DELETE FROM pairs WHERE run_a IN ({among}) AND run_b IN ({among})",
                                         runs + runs)
-                self.connection.executemany(f"INSERT INTO pairs ({names}) VALUES ({', '.join('?' * len(PAIR_COLUMNS))})",
-                                            [tuple(row[c] for c in PAIR_COLUMNS) for row in rows])
+                self.connection.executemany(
+                    f"INSERT INTO pairs ({names}) VALUES ({', '.join('?' * len(STORED_PAIR_COLUMNS))})",
+                    [tuple(row[c] for c in PAIR_COLUMNS) + tuple(row.get(c) for c in FLIP_COLUMNS) for row in rows])
             except BaseException:
                 self.connection.execute("ROLLBACK")
                 raise
@@ -467,14 +477,19 @@ class ResultStore:
             raise self._error(error) from None
 
     def pairs(self) -> list[dict]:
-        """The stored per-pair summary (empty when the job wrote none)."""
+        """The stored per-pair summary (empty when the job wrote none), with the flip columns (None where
+        the job computed none, and in a pairs table from an older medopt)."""
         exists = self._execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'pairs'").fetchone()
         if not exists:
             return []
-        cursor = self._execute(f"SELECT {', '.join(PAIR_COLUMNS)} FROM pairs ORDER BY run_a, run_b, metric, method")
-        rows = [dict(zip(PAIR_COLUMNS, values)) for values in cursor]
+        present = {c[1] for c in self._execute('PRAGMA table_info("pairs")')}
+        selected = tuple(c if c in present else "NULL" for c in STORED_PAIR_COLUMNS)
+        cursor = self._execute(f"SELECT {', '.join(selected)} FROM pairs ORDER BY run_a, run_b, metric, method")
+        rows = [dict(zip(STORED_PAIR_COLUMNS, values)) for values in cursor]
         for row in rows:
             row["certified"] = bool(row["certified"])
+            if row["flip_certified"] is not None:
+                row["flip_certified"] = bool(row["flip_certified"])
         return rows
 
     def rows(self, where: str = "", parameters: tuple = ()) -> Iterator[dict]:
@@ -535,10 +550,13 @@ def export_results(store_path, output, fmt: str | None = None, *, with_assignmen
 
 
 def export_pairs(store_path, output, fmt: str | None = None) -> int:
-    """Write a store's per-pair summary (the ``pairs`` table) to CSV, TSV, JSON lines or parquet."""
+    """Write a store's per-pair summary (the ``pairs`` table) to CSV, TSV, JSON lines or parquet; the flip
+    columns too when the job that made it computed them (``matrix --flip``)."""
     with open_existing(store_path) as store:
-        return write_rows(iter(store.pairs()), PAIR_COLUMNS, output, fmt, inputs=store_files(store_path),
-                          types=PARQUET_TYPES)
+        rows = store.pairs()
+    flips = any(row["flip_certified"] is not None for row in rows)
+    return write_rows(iter(rows), STORED_PAIR_COLUMNS if flips else PAIR_COLUMNS, output, fmt,
+                      inputs=store_files(store_path), types=PARQUET_TYPES)
 
 
 def export_rows(rows, columns, output, fmt: str | None = None, *, inputs=()) -> int:

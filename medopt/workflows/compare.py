@@ -27,6 +27,7 @@ from ..metrics import PER_TOPIC, is_character_metric, judged_at, parse_metric, r
 from ..core.result import exact_mean, exact_value, mean_range
 from ..core.significance import SUMMARY_COLUMNS as SIGNIFICANCE_COLUMNS, summary_columns, wants_ranges
 from ..flip.columns import FLIP_COLUMNS, flip_columns
+from .significance import reference_difference
 
 COMPARE_COLUMNS = ("run_a", "run_b", "topic", "metric", "topics", "score_a", "score_b", "diff", "judged_a",
                    "judged_b", "med", "direction", "certified", "upper_bound")
@@ -157,13 +158,27 @@ def compare_rows(run_a, run_b, qrels=None, metrics=None, *, method: str = "auto"
             row.update(med=result.value, direction=name_a if result.direction == "a" else name_b,
                        certified=result.certified, upper_bound=result.upper_bound)
         per_metric[str(metric)].append(row)
+    labelled = {}
+    if test is not None and labels is not None:  # SPEC 12's reference under SPEC 11's labels
+        if passages:
+            raise MedoptError("--labels take document metrics, not passage metrics (U)")
+        given = as_qrels(labels, "labels")
+        for metric in parsed:
+            labelled[str(metric)] = [reference_difference(metric, ranking_a[row["topic"]], ranking_b[row["topic"]],
+                                                          judgments.get(row["topic"], {}), given.get(row["topic"], {}),
+                                                          top, None, row["diff"])[0]
+                                     for row in per_metric[str(metric)]]
+        ignored = sum(1 for t in common for d in given.get(t, {}) if d in judgments.get(t, {}))
+        if ignored and not flip:  # --flip says it once
+            warn(f"{ignored} label(s) for judged documents ignored (SPEC 11: the judgments stand)")
     summaries = []
     for metric, metric_rows in per_metric.items():
         summaries.append(summary_row(name_a, name_b, metric, metric_rows, ranges=ranges,
                                      rational=getattr(parse_metric(metric), "rational", False)))
         if test is not None:  # SPEC 12: significance under every completion (core.significance)
-            summaries[-1].update(summary_columns([r["diff"] for r in metric_rows], metric_rows, test, alpha,
-                                                 rational=getattr(parse_metric(metric), "rational", False)))
+            summaries[-1].update(summary_columns(
+                [r["diff"] for r in metric_rows] if labels is None else labelled[metric], metric_rows, test, alpha,
+                rational=getattr(parse_metric(metric), "rational", False)))
         if per_topic:
             rows.extend(metric_rows)
     if flip:  # SPEC 11: how many judgments must go against the comparison (medopt.flip)
@@ -261,7 +276,7 @@ def compare(run_a, run_b, qrels=None, metrics=None, *, method: str = "auto", ran
 
     ``flip=True``: the summary rows also carry ``flip_distance``, ``flip_documents``, ``flip_certified``
     (SPEC 11, :func:`medopt.flip_distance`, with ``labels`` and ``scope``).  ``test="t"`` or ``"sign"``
-    (SPEC 12): ``p_reference`` (unjudged = 0), ``p_worst`` (the largest p over every completion) and
+    (SPEC 12): ``p_reference`` (unjudged = 0, or ``labels``: SPEC 11's reference), ``p_worst`` (the largest p over every completion) and
     ``robust`` (at ``alpha``); implies ranges.
     """
     rows, columns = compare_rows(run_a, run_b, qrels, metrics, method=method, solver=solver, time_limit=time_limit,

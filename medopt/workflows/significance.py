@@ -105,13 +105,10 @@ def significance(metric, run_a, run_b, qrels, *, test: str = "t", alpha: float =
             raise MedoptError(f"topic {topic}, {metric}: {error}") from None
         ranges[topic] = result
         ends_certified = ends_certified and result.low_certified and result.high_certified
-        topic_labels = given.get(topic, {})
-        ignored += sum(1 for d in topic_labels if d in judged)
-        listed = {d: g for d, g in topic_labels.items() if d not in judged and (d in a or d in b)}
-        if listed:
-            reference.append(_difference(metric, a, b, {**judged, **listed}, top, gains))
-        else:
-            reference.append(result.observed[0] - result.observed[1])
+        difference, skipped = reference_difference(metric, a, b, judged, given.get(topic, {}), top, gains,
+                                                   result.observed[0] - result.observed[1])
+        reference.append(difference)
+        ignored += skipped
     if ignored:
         warnings.warn(f"{ignored} label(s) for judged documents ignored (SPEC 11: the judgments stand)",
                       MedoptWarning, stacklevel=2)
@@ -142,6 +139,17 @@ def significance(metric, run_a, run_b, qrels, *, test: str = "t", alpha: float =
         details={"names": tuple(run_names(first, second)), "rescored": rescores})
 
 
+def reference_difference(metric, a, b, judged: dict, labels: dict, max_grade, gains, observed: float):
+    """One topic's reference difference M(A) - M(B) under J with the labels L (SPEC 11: an unjudged
+    document of the lists takes its label, others 0; ``observed``: the difference with L = 0), and how
+    many labels were ignored (for judged documents)."""
+    ignored = sum(1 for d in labels if d in judged)
+    listed = {d: g for d, g in labels.items() if d not in judged and (d in a or d in b)}
+    if not listed:
+        return observed, ignored
+    return _difference(metric, a, b, {**judged, **listed}, max_grade, gains), ignored
+
+
 def _difference(metric, a, b, grades: dict, max_grade, gains) -> float:
     return api.score(metric, a, grades, max_grade=max_grade, gains=gains) - api.score(
         metric, b, grades, max_grade=max_grade, gains=gains)
@@ -153,4 +161,4 @@ def _mean_reaches(values, verdict: dict, *, rational: bool) -> bool:
     return mean <= TOLERANCE if verdict["mean_reference"] >= -TOLERANCE else mean >= -TOLERANCE
 
 
-__all__ = ["SignificanceResult", "significance"]
+__all__ = ["SignificanceResult", "reference_difference", "significance"]
