@@ -117,6 +117,7 @@ def difference_distribution(metric, a, b, judgments=None, *, model="uniform(p=0.
     a, b, judgments, top = one_topic(a, b, judgments)
     grade = None if max_grade == PER_TOPIC else (top if max_grade is None else max_grade)
     instance = build_instance(metric, a, b, judgments, max_grade=grade, gains=gains, pad=pad)
+    model = _one_topic_model(parse_model(model))
     fitted = resolve_model(model, [{ONE_TOPIC: instance.full_a}, {ONE_TOPIC: instance.full_b}],
                            {ONE_TOPIC: instance.judgments}, instance.max_grade)
     terms = topic_terms(instance, fitted, ONE_TOPIC)
@@ -128,6 +129,16 @@ def difference_distribution(metric, a, b, judgments=None, *, model="uniform(p=0.
         span = api.difference_range(metric, a, b, judgments, max_grade=grade, gains=gains, pad=pad)
         check_support(result.support, span.low_bound, span.high_bound, "the topic")
     return result
+
+
+def _one_topic_model(model):
+    """A probabilities file for one topic given to the one-topic API: its rows, whatever the topic's id."""
+    if isinstance(model, FileModel) and ONE_TOPIC not in model.rows:
+        if len(model.rows) != 1:
+            raise MedoptError(f"{model.source} has rows for {len(model.rows)} topics; give one topic's rows "
+                              "(or use medopt.compare with runs)")
+        return FileModel({ONE_TOPIC: next(iter(model.rows.values()))}, model.source)
+    return model
 
 
 def check_support(support, low_bound, high_bound, where: str) -> None:

@@ -10,7 +10,9 @@ of both lists included: shared documents take one grade) and their grade distrib
   are rounded down (and, separately, up) to a grid of step h and the integer distributions convolved
   (over the topics too, for the mean); with S_lo <= d / h <= S_hi for every assignment,
   P(S_lo > 0) <= P(d > 0) <= P(S_hi > 0), and the same for d < 0.  h shrinks until the interval is at
-  most ``width`` wide (or the grid reaches MAX_CELLS: the width reached is reported).  Convolutions by
+  most ``width`` wide (or the grid reaches MAX_CELLS: the width reached is reported; a difference of
+  exactly 0 reached by terms that cancel, a tie, stays between the two roundings on every grid, so the
+  width cannot fall below the tie's probability).  Convolutions by
   FFT carry a floating-point error allowance (``FFT_ERROR`` times length times log2 length per
   convolution, a standard bound for vectors of total mass 1), added to both ends; mass trimmed from the
   ends of a distribution (below TRIM) is added to the upper ends.  A rational metric (P@k) whose

@@ -25,6 +25,8 @@ def _ranked_grades(ranking, index: dict, judged: dict, grades: np.ndarray) -> np
     fixed = np.array([max(0, judged.get(d, 0)) for d in ranking], dtype=np.int64)
     if not len(ranking):
         return np.zeros((grades.shape[0], 0), dtype=np.int64)
+    if grades.shape[1] == 0:
+        return np.broadcast_to(fixed[None, :], (grades.shape[0], len(ranking)))
     picked = grades[:, np.maximum(columns, 0)]
     return np.where(columns[None, :] >= 0, picked, fixed[None, :])
 
