@@ -8,8 +8,9 @@ what is possible (the ranges of SPEC 7 and the flip distance of SPEC 11).
   and the summary columns of ``compare --model``.
 """
 
-from .compute import (MODEL_COLUMNS, difference_distribution, mean_distribution, model_columns, pair_distribution,
-                      pair_terms, resolve_model, topic_distribution)
+from .columns import MODEL_COLUMNS, model_columns
+from .compute import (difference_distribution, mean_distribution, pair_distribution, pair_terms, resolve_model,
+                      topic_distribution)
 from .distribution import DistributionResult, TopicTerms, topic_terms
 from .models import FileModel, Model, RankModel, Uniform, fit_rank_model, parse_model, read_probabilities
 

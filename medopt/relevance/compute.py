@@ -16,11 +16,14 @@ from ..io.frames import as_qrels, as_run, one_topic, qrels_source
 from ..io.topics import mean_topics, read_topic_choice
 from ..io.trec import pair_topics
 from ..metrics import PER_TOPIC, default_max_grade, parse_metric, resolve_max_grade
-from .distribution import (DRAWS, ENUMERATE_LIMIT, WIDTH, DistributionResult, atom_count, clopper_pearson,
+from .distribution import (ENUMERATE_LIMIT, WIDTH, DistributionResult, atom_count, clopper_pearson,
                            enumerate_atoms, grid_bounds, linear_moments, sample_differences, topic_terms)
 from .models import ONE_TOPIC, FileModel, Model, fit_rank_model, parse_model
 
 SUPPORT_TOLERANCE = 1e-9
+SAMPLED_WIDTH = 0.02  # the default width of a sampled 99% interval (draws chosen from a pilot)
+PILOT = 500
+MAX_DRAWS = 40000
 
 
 def _warn(message: str) -> None:
@@ -57,7 +60,7 @@ def _atom_moments(values, weights) -> tuple[float, float]:
     return expected, float(max(0.0, math.fsum(weights * (values - expected) ** 2)))
 
 
-def topic_distribution(terms, *, width: float = WIDTH, draws: int = DRAWS, seed: int = 0,
+def topic_distribution(terms, *, width: float = WIDTH, draws: int | None = None, seed: int = 0,
                        enumerate_limit: int = ENUMERATE_LIMIT, model: str = "") -> DistributionResult:
     """The distribution of one topic's difference (TopicTerms)."""
     started = time.perf_counter()
@@ -80,9 +83,8 @@ def topic_distribution(terms, *, width: float = WIDTH, draws: int = DRAWS, seed:
                                     (negative, negative), "exact", terms.reference, _support(terms, (values, weights)),
                                     model=model, values=values, weights=weights)
     else:
-        rng = np.random.default_rng(seed)
-        sample = sample_differences(terms, rng, draws)
-        result = _sampled(name, sample, terms.reference, 1, draws, seed, model)
+        draws = draws or auto_draws([terms], seed)
+        result = _sampled(name, _sampled_sums([terms], seed, 1, draws), terms.reference, 1, draws, seed, model)
     result.seconds = time.perf_counter() - started
     return result
 
@@ -103,7 +105,7 @@ def _sampled(name, means, reference, topics, draws, seed, model) -> Distribution
 
 
 def difference_distribution(metric, a, b, judgments=None, *, model="uniform(p=0.1)", max_grade=None, gains=None,
-                            seed: int = 0, draws: int = DRAWS, width: float = WIDTH,
+                            seed: int = 0, draws: int | None = None, width: float = WIDTH,
                             enumerate_limit: int = ENUMERATE_LIMIT, pad: str = "none",
                             check_range: bool = False) -> DistributionResult:
     """The distribution of M(a) - M(b) for one topic when every unjudged document of the two lists
@@ -173,7 +175,7 @@ def pair_terms(metric, run_a, run_b, qrels, *, model, max_grade=None, complete=F
     return [topic_terms(instance, fitted, topic) for topic, instance in instances], fitted
 
 
-def mean_distribution(terms_list, *, width: float = WIDTH, draws: int = DRAWS, seed: int = 0,
+def mean_distribution(terms_list, *, width: float = WIDTH, draws: int | None = None, seed: int = 0,
                       enumerate_limit: int = ENUMERATE_LIMIT, model: str = "", name: str = "") -> DistributionResult:
     """The distribution of the mean difference over the topics of ``terms_list`` (independent topics)."""
     started = time.perf_counter()
@@ -194,7 +196,7 @@ def mean_distribution(terms_list, *, width: float = WIDTH, draws: int = DRAWS, s
             else:
                 values, weights = enumerate_atoms(terms)
                 mean, variance = _atom_moments(values, weights)
-                parts.append(([values], [weights], 0.0))
+                parts.append((values[None, :], weights[None, :], 0.0))
                 support = _support(terms, (values, weights))
             means.append(mean)
             variances.append(variance)
@@ -208,17 +210,45 @@ def mean_distribution(terms_list, *, width: float = WIDTH, draws: int = DRAWS, s
                                     width=_width(grid.positive, grid.negative), topics=count, model=model,
                                     values=grid.values / count, weights=grid.weights)
     else:
-        seeds = np.random.SeedSequence(seed).spawn(count)
-        total = np.zeros(draws)
-        for terms, child in zip(terms_list, seeds):
-            total += sample_differences(terms, np.random.default_rng(child), draws)
-        result = _sampled(name, total / count, reference, count, draws, seed, model)
+        draws = draws or auto_draws(terms_list, seed)
+        result = _sampled(name, _sampled_sums(terms_list, seed, 1, draws) / count, reference, count, draws, seed,
+                          model)
     result.seconds = time.perf_counter() - started
     return result
 
 
+def _sampled_sums(terms_list, seed: int, stage: int, draws: int) -> np.ndarray:
+    """The sum of the topics' differences in ``draws`` draws; every topic its own stream of the seed
+    (stage 0: the pilot, 1: the draws reported)."""
+    streams = np.random.SeedSequence([seed, stage]).spawn(len(terms_list))
+    total = np.zeros(draws)
+    for terms, stream in zip(terms_list, streams):
+        total += sample_differences(terms, np.random.default_rng(stream), draws)
+    return total
+
+
+def auto_draws(terms_list, seed: int, width: float = SAMPLED_WIDTH) -> int:
+    """Draws enough for Clopper-Pearson 99% intervals at most ``width`` wide, from a pilot of PILOT draws
+    (its own stream, so the draws reported are independent of how many were chosen): the pilot's
+    proportions moved 3 standard errors towards 1/2, then the smallest count that gives the width."""
+    count = len(terms_list)
+    pilot = _sampled_sums(terms_list, seed, 0, PILOT) / count
+    needed = 100
+    for share in (np.mean(pilot > TOLERANCE), np.mean(pilot < -TOLERANCE)):
+        error = 3 * math.sqrt(max(share * (1 - share), 1.0 / PILOT) / PILOT)
+        p = min(0.5, share + error) if share < 0.5 else max(0.5, share - error)
+        draws = 100
+        while draws < MAX_DRAWS:
+            low, high = clopper_pearson(int(round(p * draws)), draws)
+            if high - low <= width:
+                break
+            draws = int(draws * 1.25)
+        needed = max(needed, min(draws, MAX_DRAWS))
+    return needed
+
+
 def pair_distribution(metric, run_a, run_b, qrels, *, model="rank", max_grade=None, complete=False, topics=None,
-                      honour_rank=False, seed: int = 0, draws: int = DRAWS, width: float = WIDTH,
+                      honour_rank=False, seed: int = 0, draws: int | None = None, width: float = WIDTH,
                       enumerate_limit: int = ENUMERATE_LIMIT, warn=_warn) -> DistributionResult:
     """The distribution of the mean difference of runs A and B over SPEC 10's topics under ``model``
     (``rank``: fitted on these two runs and the qrels), with P(flip) against the reference D_L
@@ -227,15 +257,3 @@ def pair_distribution(metric, run_a, run_b, qrels, *, model="rank", max_grade=No
                                     topics=topics, honour_rank=honour_rank, warn=warn)
     return mean_distribution(terms_list, width=width, draws=draws, seed=seed, enumerate_limit=enumerate_limit,
                              model=fitted.describe(), name=str(parse_metric(metric)))
-
-
-MODEL_COLUMNS = ("expected", "p_a_better", "p_flip", "p_low", "p_high", "p_flip_low", "p_flip_high", "p_method",
-                 "p_width")
-
-
-def model_columns(result: DistributionResult) -> dict:
-    """The SPEC 13 columns of a pair's summary row."""
-    flip_low, flip_high = result.p_flip_interval
-    return {"expected": result.expected, "p_a_better": result.p_positive, "p_flip": result.p_flip,
-            "p_low": result.p_positive_interval[0], "p_high": result.p_positive_interval[1],
-            "p_flip_low": flip_low, "p_flip_high": flip_high, "p_method": result.method, "p_width": result.width}

@@ -270,33 +270,31 @@ def _sides(pmf: _Pmf, shift: int) -> tuple[float, float]:
 
 
 def grid_bounds(terms_list, width: float = WIDTH, snap: bool = False, max_cells: int = MAX_CELLS) -> GridAnswer:
-    """Bounds on P(sum d > 0) and P(sum d < 0) for the sum of the differences of ``terms_list`` (pairs
-    (values (n, G+1) or atoms (m,), probabilities of the same shape) and constants), by rounding to a
-    grid (module docstring)."""
-    kernels, constant = [], 0.0
+    """Bounds on P(sum d > 0) and P(sum d < 0) for the sum of the differences of ``terms_list``: triples
+    (values (n, m), probabilities (n, m), constant), each row an independent term, by rounding to a grid
+    (module docstring)."""
+    blocks, constant = [], 0.0
     for values, weights, const in terms_list:
         constant += const
-        for v, w in zip(values, weights):
-            keep = w > 0
-            kernels.append((np.asarray(v, dtype=float)[keep], np.asarray(w, dtype=float)[keep]))
-    spread = sum(float(v.max() - v.min()) for v, _ in kernels) + abs(constant)
-    if snap and kernels and all(len(v) for v, _ in kernels):
-        step = _rational_step([v for v, _ in kernels] + [np.array([constant])])
-    else:
-        step = None
+        values, weights = np.asarray(values, dtype=float), np.asarray(weights, dtype=float)
+        if values.size:
+            blocks.append((values, weights))
+    spans = [np.where(w > 0, v, -np.inf).max(axis=1) - np.where(w > 0, v, np.inf).min(axis=1) for v, w in blocks]
+    spread = float(sum(s.sum() for s in spans)) + abs(constant)
+    step = _rational_step([v for v, _ in blocks] + [np.array([constant])]) if snap else None
     if step is None:
         step = max(spread, 1e-12) / 1024.0
     while True:
-        answer = _grid_at(kernels, constant, step, snap)
+        answer = _grid_at(blocks, constant, step, snap)
         widest = max(answer.positive[1] - answer.positive[0], answer.negative[1] - answer.negative[0])
-        cells = sum(int(math.ceil((float(v.max() - v.min())) / step)) + 2 for v, _ in kernels)
+        cells = sum(int(np.ceil(s / step).sum()) + 2 * len(s) for s in spans)
         if answer.exact or widest <= width or cells * 4 > max_cells:
             return answer
         step /= 4.0
 
 
 def _rational_step(arrays) -> float | None:
-    """A step on which every value of a rational metric lies (1/q for the smallest q <= 5040 that works)."""
+    """A step on which every value of a rational metric lies (1/q for the smallest q listed that works)."""
     values = np.concatenate([np.ravel(a) for a in arrays])
     values = values[values != 0]
     if not len(values):
@@ -308,14 +306,64 @@ def _rational_step(arrays) -> float | None:
     return None
 
 
-def _grid_at(kernels, constant: float, step: float, snap: bool) -> GridAnswer:
+def _block_pmfs(values: np.ndarray, weights: np.ndarray, step: float, snap: bool, down: bool):
+    """The rows of a block rounded to the grid, reduced to a few pmfs (rows of similar span convolved
+    together, in batches); and whether every value fell on the grid."""
+    cells, on_grid = _round(values, step, snap, down)
+    live = weights > 0
+    low = np.where(live, cells, np.iinfo(np.int64).max).min(axis=1)
+    high = np.where(live, cells, np.iinfo(np.int64).min).max(axis=1)
+    cells = np.where(live, cells, low[:, None])
+    span = high - low
+    out = []
+    classes = np.ceil(np.log2(span + 1.0)).astype(np.int64)
+    for size_class in np.unique(classes):
+        rows = np.flatnonzero(classes == size_class)
+        length = int(span[rows].max()) + 1
+        mass = np.zeros((len(rows), length))
+        local = cells[rows] - low[rows][:, None]
+        np.add.at(mass, (np.repeat(np.arange(len(rows)), cells.shape[1]), local.ravel()), weights[rows].ravel())
+        out.append(_reduce_rows(low[rows].astype(np.int64), mass))
+    return out, on_grid
+
+
+def _reduce_rows(offsets: np.ndarray, mass: np.ndarray) -> _Pmf:
+    """The convolution of every row of ``mass`` (row i at ``offsets[i]``), pairwise in batches."""
+    from scipy.fft import irfft, next_fast_len, rfft
+
+    error, leftovers = 0.0, []
+    while len(mass) > 1:
+        if len(mass) % 2:
+            leftovers.append(_Pmf(int(offsets[-1]), mass[-1].copy()))
+            mass, offsets = mass[:-1], offsets[:-1]
+        first, second = mass[0::2], mass[1::2]
+        length = mass.shape[1]
+        size = 2 * length - 1
+        if length <= 16:
+            combined = np.zeros((len(first), size))
+            for j in range(length):
+                combined[:, j:j + length] += first * second[:, j:j + 1]
+        else:
+            n = next_fast_len(size, real=True)
+            combined = irfft(rfft(first, n, axis=1) * rfft(second, n, axis=1), n, axis=1)[:, :size]
+            np.maximum(combined, 0.0, out=combined)
+            error += len(first) * FFT_ERROR * size * math.log2(size)
+        mass, offsets = combined, offsets[0::2] + offsets[1::2]
+    result = _Pmf(int(offsets[0]), mass[0], 0.0, error)
+    result.trim()
+    for extra in leftovers:
+        result = result * extra
+    return result
+
+
+def _grid_at(blocks, constant: float, step: float, snap: bool) -> GridAnswer:
     lows, highs, exact = [], [], True
-    for values, weights in kernels:
-        down, on_grid = _round(values, step, snap, True)
-        up, _ = _round(values, step, snap, False)
+    for values, weights in blocks:
+        pmfs, on_grid = _block_pmfs(values, weights, step, snap, True)
+        lows.extend(pmfs)
         exact &= on_grid
-        lows.append(_Pmf.of(down, weights))
-        highs.append(_Pmf.of(up, weights))
+        pmfs, _ = _block_pmfs(values, weights, step, snap, False)
+        highs.extend(pmfs)
     c_down, c_on = _round(np.array([constant]), step, snap, True)
     c_up, _ = _round(np.array([constant]), step, snap, False)
     exact &= c_on
@@ -345,27 +393,38 @@ def clopper_pearson(successes: int, trials: int, confidence: float = CONFIDENCE)
     return low, high
 
 
-def draw_grades(probs: np.ndarray, rng, draws: int) -> np.ndarray:
-    """(draws, documents) grades, each document's drawn from its row of ``probs`` (inverse CDF)."""
-    cdf = np.cumsum(probs, axis=1)
-    uniform = rng.random((draws, probs.shape[0]))
-    grades = np.zeros((draws, probs.shape[0]), dtype=np.int64)
-    for g in range(probs.shape[1] - 1):
+def grades_of(uniform: np.ndarray, cdf: np.ndarray) -> np.ndarray:
+    """(draws, documents) grades from uniforms: a document's grade is the number of its CDF's values at
+    grades 0..G-1 at or below its uniform (the inverse CDF)."""
+    grades = np.zeros(uniform.shape, dtype=np.int64)
+    for g in range(cdf.shape[1] - 1):
         grades += uniform >= cdf[None, :, g]
     return grades
 
 
+def draw_grades(probs: np.ndarray, rng, draws: int) -> np.ndarray:
+    """(draws, documents) grades, each document's drawn from its row of ``probs``."""
+    return grades_of(rng.random((draws, probs.shape[0])), np.cumsum(probs, axis=1))
+
+
 def sample_differences(terms: TopicTerms, rng, draws: int) -> np.ndarray:
-    """``draws`` seeded draws of the topic's difference (each unjudged document drawn once)."""
-    from .scoring import vector_scores
+    """``draws`` seeded draws of the topic's difference (each unjudged document drawn once, from one
+    uniform: the same seed gives the same grades whichever scorer reads them)."""
+    from .scoring import compiled_scores, vector_scores
 
     if not terms.docs:
         return np.full(draws, terms.reference)
     out = np.empty(draws)
+    cdf = np.cumsum(terms.probs, axis=1)
     batch = max(1, BATCH // max(1, len(terms.docs)))
     for start in range(0, draws, batch):
         n = min(batch, draws - start)
-        grades = draw_grades(terms.probs, rng, n)
+        uniform = rng.random((n, len(terms.docs)))
+        fast = None if terms.linear else compiled_scores(terms.instance, terms.docs, uniform, cdf)
+        if fast is not None:
+            out[start:start + n] = fast
+            continue
+        grades = grades_of(uniform, cdf)
         if terms.linear:
             columns = np.arange(len(terms.docs))
             out[start:start + n] = terms.constant + terms.values[columns[None, :], grades].sum(axis=1)
