@@ -310,3 +310,91 @@ def test_judged_rows_are_ignored_with_a_warning(tmp_path):
     with pytest.warns(medopt.errors.MedoptWarning, match="1 row"):
         result = medopt.difference_distribution("P@2", ("a", "u"), ("b",), {"a": 0, "b": 1}, model=str(path))
     assert result.expected == pytest.approx(-0.5 + 0.25)
+
+
+def _write_pair(tmp_path, topics):
+    """Runs A and B and qrels files of ``topics`` (a, b, judged, model) under topic ids 1..n; the model's
+    rows as a probabilities file (graded rows)."""
+    with open(tmp_path / "a.run", "w") as fa, open(tmp_path / "b.run", "w") as fb, \
+            open(tmp_path / "q.qrels", "w") as fq, open(tmp_path / "p.txt", "w") as fp:
+        for t, (a, b, judged, model) in enumerate(topics, start=1):
+            for out, ranking, name in ((fa, a, "A"), (fb, b, "B")):
+                for rank, doc in enumerate(ranking, start=1):
+                    out.write(f"{t} Q0 {doc} {rank} {100 - rank} {name}\n")
+            for doc, grade in judged.items():
+                fq.write(f"{t} 0 {doc} {grade}\n")
+            fq.write(f"{t} 0 always-judged 0\n")
+            for doc, row in rows(model, 2).items():
+                fp.write(f"{t} {doc} " + " ".join(repr(float(p)) for p in row) + "\n")
+
+
+def test_compare_model_columns_against_the_oracle(tmp_path):
+    import csv
+    import io
+
+    from click.testing import CliRunner
+
+    from medopt.cli import main
+
+    rng = random.Random(3)
+    topics = []
+    while len(topics) < 3:
+        a, b, judged, model, _ = next(instances(rng.randint(0, 10 ** 6), 1, (2,)))
+        if a and b:
+            judged["x-top"] = 2  # every topic judges grade 2: G = 2 throughout
+            topics.append((a, b, judged, model))
+    _write_pair(tmp_path, topics)
+    result = CliRunner().invoke(main, ["compare", str(tmp_path / "a.run"), str(tmp_path / "b.run"), "--qrels",
+                                       str(tmp_path / "q.qrels"), "-m", "P@3", "-m", "AP@5", "--range", "--model",
+                                       str(tmp_path / "p.txt")])
+    assert result.exit_code == 0, result.output
+    out = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert [r["metric"] for r in out] == ["P@3", "AP@5"]
+    for row in out:
+        positive, negative, expected, _ = _joint_oracle(row["metric"], topics, 2)
+        assert float(row["expected"]) == pytest.approx(expected, abs=1e-9)
+        assert float(row["p_low"]) - 1e-9 <= positive <= float(row["p_high"]) + 1e-9
+        assert row["p_method"] in ("exact", "bounded")
+        reference = float(row["diff"])
+        flip = (1 - positive) if reference > 0 else (1 - negative) if reference < 0 else 1.0
+        assert float(row["p_flip_low"]) - 1e-9 <= flip <= float(row["p_flip_high"]) + 1e-9
+    frame = medopt.compare(str(tmp_path / "a.run"), str(tmp_path / "b.run"), str(tmp_path / "q.qrels"), "AP@5",
+                           model="uniform(p=0.3)", per_topic=False)
+    assert frame["p_method"].iloc[0] in ("exact", "bounded") and 0 <= frame["p_a_better"].iloc[0] <= 1
+    (tmp_path / "bad.txt").write_text("1 a 0.5\n1 b 0.5 0.5\n")
+    result = CliRunner().invoke(main, ["compare", str(tmp_path / "a.run"), str(tmp_path / "b.run"), "--qrels",
+                                       str(tmp_path / "q.qrels"), "-m", "P@3", "--model", str(tmp_path / "bad.txt")])
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
+    assert "bad.txt:2" in result.output, result.output
+    result = CliRunner().invoke(main, ["compare", str(tmp_path / "a.run"), str(tmp_path / "b.run"), "--qrels",
+                                       str(tmp_path / "q.qrels"), "-m", "P@3", "--model", "uniform(p=3)"])
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1, result.output
+    result = CliRunner().invoke(main, ["compare", str(tmp_path / "a.run"), str(tmp_path / "b.run"), "--qrels",
+                                       str(tmp_path / "q.qrels"), "-m", "P@3", "--seed", "3"])
+    assert result.exit_code == 2 and "--model" in result.output
+
+
+def test_matrix_model_summary(tmp_path):
+    import csv
+
+    from click.testing import CliRunner
+
+    from medopt.cli import main
+
+    rng = random.Random(8)
+    topics = []
+    while len(topics) < 2:
+        a, b, judged, model, _ = next(instances(rng.randint(0, 10 ** 6), 1, (1,)))
+        if a and b:
+            topics.append((a, b, judged, model))
+    _write_pair(tmp_path, topics)
+    result = CliRunner().invoke(main, ["matrix", str(tmp_path / "a.run"), str(tmp_path / "b.run"), "--qrels",
+                                       str(tmp_path / "q.qrels"), "-m", "P@3", "--store", str(tmp_path / "s.sqlite"),
+                                       "--summary", str(tmp_path / "sum.csv"), "--model", "rank", "-j", "1",
+                                       "--no-progress"])
+    assert result.exit_code == 0, result.output
+    out = list(csv.DictReader(open(tmp_path / "sum.csv")))
+    assert len(out) == 1 and out[0]["p_method"] == "exact" and out[0]["p_model"].startswith("rank model")
+    direct = medopt.compare(str(tmp_path / "a.run"), str(tmp_path / "b.run"), str(tmp_path / "q.qrels"), "P@3",
+                            model="rank", per_topic=False)
+    assert float(out[0]["p_a_better"]) == pytest.approx(float(direct["p_a_better"].iloc[0]))

@@ -26,3 +26,30 @@ def relevance_columns(summary: dict, run_a, run_b, qrels, *, topics, complete, m
     if ranges and summary.get("low_bound") is not None:
         check_support(result.support, summary["low_bound"], summary["high_bound"], "the mean difference")
     return model_columns(result)
+
+
+def pair_models(pairs, runs: dict, qrels, *, model, warn, complete=False, topics=None, max_grade=None, seed=0,
+                draws=None) -> list[dict]:
+    """The per-pair summary rows ``pairs`` (batch.summary's, or a store's ``pairs`` table) with the SPEC 13
+    columns added, each (pair, metric) over the pair's SPEC 10 topics (``complete``, ``topics``).
+    ``runs``: run name -> run in any form; the ``rank`` model is fitted on each pair's two runs."""
+    from ..errors import MedoptError
+    from ..io.topics import read_topic_choice
+
+    chosen = read_topic_choice(topics)
+    said, done, out = set(), {}, []
+    once = lambda message: message in said or said.add(message) or warn(message)  # noqa: E731
+    for row in pairs:
+        key = (row["run_a"], row["run_b"], row["metric"])
+        if key not in done:
+            missing = [name for name in key[:2] if name not in runs]
+            if missing:
+                raise MedoptError(f"--model: no run named {missing[0]} among {', '.join(runs)}")
+            result = pair_distribution(row["metric"], runs[key[0]], runs[key[1]], qrels, model=model,
+                                       max_grade=max_grade, complete=complete, topics=chosen, seed=seed, draws=draws,
+                                       warn=once)
+            if row.get("low_bound") is not None and row.get("high_bound") is not None:
+                check_support(result.support, row["low_bound"], row["high_bound"], "the mean difference")
+            done[key] = model_columns(result)
+        out.append({**row, **done[key]})
+    return out
