@@ -398,3 +398,27 @@ def test_matrix_model_summary(tmp_path):
     direct = medopt.compare(str(tmp_path / "a.run"), str(tmp_path / "b.run"), str(tmp_path / "q.qrels"), "P@3",
                             model="rank", per_topic=False)
     assert float(out[0]["p_a_better"]) == pytest.approx(float(direct["p_a_better"].iloc[0]))
+
+
+@pytest.mark.parametrize("metric", ["P@3", "AP@5"])
+def test_plot_distribution_of_a_pair(tmp_path, metric):
+    from click.testing import CliRunner
+
+    from medopt.cli import main
+
+    rng = random.Random(4)
+    topics = []
+    while len(topics) < 3:
+        a, b, judged, model, _ = next(instances(rng.randint(0, 10 ** 6), 1, (1,)))
+        if a and b:
+            topics.append((a, b, judged, model))
+    _write_pair(tmp_path, topics)
+    out = tmp_path / "likely.png"
+    result = CliRunner().invoke(main, ["plot", "--kind", "distribution", str(tmp_path / "a.run"),
+                                       str(tmp_path / "b.run"), "--qrels", str(tmp_path / "q.qrels"), "-m", metric,
+                                       "--model", "uniform(p=0.4)", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert out.stat().st_size > 1000
+    result = CliRunner().invoke(main, ["plot", "--kind", "distribution", str(tmp_path / "a.run"), "--qrels",
+                                       str(tmp_path / "q.qrels"), "-m", metric, "--model", "rank", "-o", str(out)])
+    assert result.exit_code == 2 and "--model" in result.output
