@@ -30,13 +30,13 @@ def _warn(message: str) -> None:
     warnings.warn(message, MedoptWarning, stacklevel=3)
 
 
-def resolve_model(model, rankings, judgments, max_grade: int, *, warn=_warn) -> Model:
+def resolve_model(model, rankings, judgments, max_grade: int, *, warn=_warn, depth: int | None = None) -> Model:
     """A Model from ``model`` (models.parse_model's forms): ``rank`` fitted on ``rankings`` (the runs
     compared, each topic -> ranking) and ``judgments``; a file's rows for judged documents dropped
     with one warning."""
     parsed = parse_model(model)
     if parsed == "rank":
-        return fit_rank_model(rankings, judgments, max_grade)
+        return fit_rank_model(rankings, judgments, max_grade, depth=depth)
     if isinstance(parsed, FileModel):
         return parsed.without_judged(judgments, warn)
     return parsed
@@ -171,7 +171,10 @@ def pair_terms(metric, run_a, run_b, qrels, *, model, max_grade=None, complete=F
     tops = {i.max_grade for _, i in instances}
     if parse_model(model) == "rank" and len(tops) > 1:
         raise MedoptError("the rank model needs one G for every topic (not --max-grade per-topic)")
-    fitted = resolve_model(model, rankings, {t: i.judgments for t, i in instances}, max(tops, default=1), warn=warn)
+    # the rank model over the ranks the metric counts (deeper ranks hold no document it draws)
+    depth = max((max(len(i.a), len(i.b)) for _, i in instances), default=1)
+    fitted = resolve_model(model, rankings, {t: i.judgments for t, i in instances}, max(tops, default=1), warn=warn,
+                           depth=depth)
     return [topic_terms(instance, fitted, topic) for topic, instance in instances], fitted
 
 

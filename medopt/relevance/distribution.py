@@ -139,7 +139,7 @@ class DistributionResult:
         if abs(self.reference) <= TOLERANCE * self.topics:
             return (1.0, 1.0)
         low, high = self.p_positive_interval if self.reference > 0 else self.p_negative_interval
-        return (max(0.0, 1.0 - high), min(1.0, 1.0 - low))
+        return (min(1.0, max(0.0, 1.0 - high)), min(1.0, max(0.0, 1.0 - low)))
 
     def __str__(self) -> str:
         low, high = self.p_positive_interval
@@ -374,11 +374,12 @@ def _grid_at(blocks, constant: float, step: float, snap: bool) -> GridAnswer:
     high_pos, high_neg = _sides(high, int(c_up[0]))
     slack_low, slack_high = low.error + low.lost, high.error + high.lost
     # S_lo <= d/h <= S_hi: P(d > 0) in [P(S_lo > 0), P(S_hi > 0)]; P(d < 0) in [P(S_hi < 0), P(S_lo < 0)]
-    positive = (max(0.0, low_pos - low.error), min(1.0, high_pos + slack_high))
-    negative = (max(0.0, high_neg - high.error), min(1.0, low_neg + slack_low))
+    clamp = lambda value: min(1.0, max(0.0, value))  # noqa: E731
+    positive = (clamp(low_pos - low.error), clamp(high_pos + slack_high))
+    negative = (clamp(high_neg - high.error), clamp(low_neg + slack_low))
     exact = exact and low.error == 0 and low.lost == 0
     if exact:
-        positive, negative = (low_pos, low_pos), (low_neg, low_neg)
+        positive, negative = (clamp(low_pos),) * 2, (clamp(low_neg),) * 2
     cells = (np.arange(len(low.mass)) + low.offset + int(c_down[0])) * step
     return GridAnswer(positive, negative, exact, step, cells, low.mass)
 

@@ -115,7 +115,7 @@ def fit_rank_model(rankings, judgments: Mapping, max_grade: int, *, depth: int |
             for rank, doc in enumerate(ranking[:depth]):
                 grade = judged.get(doc)
                 if grade is not None:
-                    counts[rank, min(max(int(grade), 0), top)] += 1
+                    counts[rank, min(max(grade, 0), top)] += 1
     seen = counts.sum(axis=1)
     total = float(seen.sum())
     if total == 0:
