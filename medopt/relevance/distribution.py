@@ -45,7 +45,9 @@ CONFIDENCE = 0.99
 MAX_CELLS = 1 << 22
 FFT_ERROR = 8 * np.finfo(float).eps
 TRIM = 1e-18
-BATCH = 1 << 22  # sampled grade cells per batch (draws x documents)
+BATCH = 1 << 22
+DIRECT_LENGTH = 256        # rows this short are convolved directly (no FFT, no error allowance)
+DIRECT_PRODUCT = 1 << 22   # two pmfs whose lengths multiply to at most this: directly too  # sampled grade cells per batch (draws x documents)
 
 
 @dataclass
@@ -210,7 +212,7 @@ class _Pmf:
 
         a, b = self.mass, other.mass
         error = self.error + other.error
-        if min(len(a), len(b)) <= 64:
+        if min(len(a), len(b)) <= 64 or len(a) * len(b) <= DIRECT_PRODUCT:
             mass = np.convolve(a, b)
         else:
             mass = fftconvolve(a, b)
@@ -339,7 +341,7 @@ def _reduce_rows(offsets: np.ndarray, mass: np.ndarray) -> _Pmf:
         first, second = mass[0::2], mass[1::2]
         length = mass.shape[1]
         size = 2 * length - 1
-        if length <= 16:
+        if length <= DIRECT_LENGTH:
             combined = np.zeros((len(first), size))
             for j in range(length):
                 combined[:, j:j + length] += first * second[:, j:j + 1]
