@@ -7,6 +7,10 @@ difference > 0): Brier score, log loss, the binned calibration error (10 equal-w
 their share of pairs) and a reliability diagram.  Predictors:
 
 - ``rank``: the rank model fitted on the two runs and the partial qrels (SPEC 13);
+- ``rank_known``: the same fitted curve drawn for the hidden documents only, those the full qrels never
+  judged held at 0 (they are 0 in the outcome, trec_eval's convention): not a predictor a user has (it
+  knows which documents the full qrels judge), but it separates the curve's calibration from that
+  convention;
 - ``trec_eval``: the verdict on the partial qrels as a 0/1 probability (1/2 on a tie);
 - ``uniform``: ``uniform(p)`` at the judged prevalence (relevant share of the partial judgments of the
   two runs' counted ranks);
@@ -36,7 +40,25 @@ from medopt.errors import MedoptWarning
 from medopt.io.frames import as_run
 from medopt.io.trec import read_qrels
 from medopt.metrics import parse_metric
-from medopt.relevance import FileModel, Uniform, pair_distribution, pair_terms
+from medopt.relevance import FileModel, Model, Uniform, fit_rank_model, pair_distribution, pair_terms
+
+
+class KnownModel(Model):
+    """``model``'s rows for the documents the full qrels judge, grade 0 for the others."""
+
+    name = "rank_known"
+
+    def __init__(self, model, full):
+        self.model, self.full = model, full
+
+    def probabilities(self, topic, docs, ranks, max_grade):
+        rows = np.array(self.model.probabilities(topic, docs, ranks, max_grade), dtype=float)
+        judged = self.full.get(topic, {})
+        for i, doc in enumerate(docs):
+            if doc not in judged:
+                rows[i] = 0.0
+                rows[i, 0] = 1.0
+        return rows
 
 METRICS = ["P.10", "ndcg_cut.10", "map"]
 HIDDEN = [0.5, 0.75]
@@ -173,6 +195,12 @@ def main(argv=None) -> int:
                     observed = mean_difference(metric, run_a, run_b, partial)
                     rank = pair_distribution(metric, run_a, run_b, partial, model="rank", draws=args.draws,
                                              seed=args.seed)
+                    depth = parse_metric(metric).cutoff or 1000
+                    curve = fit_rank_model([{t: r for t, r in run_a.rankings.items() if t in partial},
+                                            {t: r for t, r in run_b.rankings.items() if t in partial}],
+                                           partial, top, depth=depth)
+                    known = pair_distribution(metric, run_a, run_b, partial, model=KnownModel(curve, full),
+                                              draws=args.draws, seed=args.seed)
                     uniform = pair_distribution(metric, run_a, run_b, partial,
                                                 model=Uniform(prevalence(metric, run_a, run_b, partial)),
                                                 draws=args.draws, seed=args.seed)
@@ -183,7 +211,8 @@ def main(argv=None) -> int:
                               "outcome": int(outcome > 1e-9), "outcome_difference": outcome,
                               "observed": observed, "trec_eval": 1.0 if observed > 1e-9 else 0.0 if observed < -1e-9
                               else 0.5, "rank": rank.p_positive, "rank_interval": list(rank.p_positive_interval),
-                              "rank_method": rank.method, "rank_flip": rank.p_flip, "uniform": uniform.p_positive,
+                              "rank_method": rank.method, "rank_flip": rank.p_flip, "rank_known": known.p_positive,
+                              "uniform": uniform.p_positive,
                               "assessor": assessor.p_positive, "seconds": time.perf_counter() - started}
                     if metric in ("P.10", "ndcg_cut.10"):
                         import medopt
@@ -209,7 +238,7 @@ def report(records, plot=None) -> None:
     print("|---|---|---|---|---|---|---|")
     for (name, hidden), rows in sorted(groups.items()):
         outcomes = [r["outcome"] for r in rows]
-        for predictor in ("rank", "uniform", "assessor", "trec_eval"):
+        for predictor in ("rank", "rank_known", "uniform", "assessor", "trec_eval"):
             s = scores([r[predictor] for r in rows], outcomes)
             print(f"| {name} | {hidden:.0%} | {s['pairs']} | {predictor} | {s['brier']:.4f} | {s['log_loss']:.4f} | "
                   f"{s['calibration_error']:.4f} |")
@@ -226,7 +255,7 @@ def report(records, plot=None) -> None:
         figure, axes = plt.subplots(1, len(groups), figsize=(4.2 * len(groups), 4.0), squeeze=False)
         for axis, ((name, hidden), rows) in zip(axes[0], sorted(groups.items())):
             y = np.array([r["outcome"] for r in rows], dtype=float)
-            for predictor in ("rank", "uniform", "assessor"):
+            for predictor in ("rank", "rank_known", "uniform", "assessor"):
                 p = np.array([r[predictor] for r in rows])
                 bins = np.minimum((p * BINS).astype(int), BINS - 1)
                 xs, ys = [], []

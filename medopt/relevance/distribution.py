@@ -45,6 +45,7 @@ CONFIDENCE = 0.99
 MAX_CELLS = 1 << 22
 FFT_ERROR = 8 * np.finfo(float).eps
 TRIM = 1e-18
+TRIM_FROM = 4096  # pmfs shorter than this are never trimmed (a short grid stays exact)
 BATCH = 1 << 22
 DIRECT_LENGTH = 256        # rows this short are convolved directly (no FFT, no error allowance)
 DIRECT_PRODUCT = 1 << 22   # two pmfs whose lengths multiply to at most this: directly too  # sampled grade cells per batch (draws x documents)
@@ -226,7 +227,7 @@ class _Pmf:
     def trim(self):
         """Drop end cells holding at most TRIM in all (their mass goes to ``lost``)."""
         mass = self.mass
-        if len(mass) < 256:
+        if len(mass) < TRIM_FROM:
             return
         head = np.cumsum(mass)
         tail = np.cumsum(mass[::-1])
