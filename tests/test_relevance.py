@@ -194,6 +194,25 @@ def test_vectorised_scores_equal_the_evaluator(metric):
             assert fast[row] == pytest.approx(score_a - score_b, abs=1e-12)
 
 
+@pytest.mark.parametrize("metric", ["AP@5", "AP", "AP(norm=min)@4", "AP(rel=2)@5", "nDCG@5", "nDCG",
+                                    "nDCG(dcg=exp-log2)@4", "nDCG(gains={1:2,2:3})@4", "nDCG@3"])
+def test_compiled_samplers_equal_the_evaluator(metric):
+    from medopt.relevance.distribution import grades_of
+    from medopt.relevance.scoring import compiled_scores
+
+    rng = random.Random(6)
+    for _ in range(20):
+        a, b, judged, model, top = next(instances(rng.randint(0, 10 ** 6), 1, (2,)))
+        instance = build_instance(metric, a, b, judged, max_grade=top)
+        terms = topic_terms(instance, parse_model(model), "")
+        uniform = np.random.default_rng(rng.randint(0, 100)).random((30, len(terms.docs)))
+        cdf = np.cumsum(terms.probs, axis=1)
+        fast = compiled_scores(instance, terms.docs, uniform, cdf)
+        for row, drawn in enumerate(grades_of(uniform, cdf)):
+            score_a, score_b = instance.scores(dict(zip(terms.docs, map(int, drawn))))
+            assert fast[row] == pytest.approx(score_a - score_b, abs=1e-12)
+
+
 def _joint_oracle(metric, topics, top):
     """P(mean d > 0) over independent topics, by enumerating each topic's outcomes and combining them."""
     combined = {0.0: 1.0}

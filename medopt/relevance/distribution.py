@@ -134,7 +134,12 @@ class DistributionResult:
 
     @property
     def p_flip(self) -> float:
-        return self.p_flip_interval[0] if self.method == "exact" else sum(self.p_flip_interval) / 2
+        """The point value: the interval's midpoint when bounded, else one minus the point P(keeps its sign)."""
+        if self.method == "bounded":
+            return sum(self.p_flip_interval) / 2
+        if abs(self.reference) <= TOLERANCE * self.topics:
+            return 1.0
+        return min(1.0, max(0.0, 1.0 - (self.p_positive if self.reference > 0 else self.p_negative)))
 
     @property
     def p_flip_interval(self) -> tuple:
