@@ -12,6 +12,7 @@ _LAZY = {
     "MED": "workflows.measure", "MEDRange": "workflows.measure", "judge_next": "judging.next",
     "flip_distance": "flip", "FlipResult": "flip",  # SPEC 11
     "significance": "workflows.significance", "SignificanceResult": "workflows.significance",  # SPEC 12
+    "difference_distribution": "relevance", "DistributionResult": "relevance",  # SPEC 13
     "InputFormatError": "errors", "InputFrameError": "errors", "MedoptError": "errors",
     "MetricSyntaxError": "errors", "TooLargeError": "errors",
     "Instance": "core.instance", "RelevanceLimit": "core.instance", "build_instance": "core.instance",
@@ -51,5 +52,5 @@ __all__ = ["med", "score", "difference_range", "score_range", "compare", "matrix
            "build_instance", "Grading", "MedoptError", "MetricSyntaxError", "InputFormatError", "InputFrameError",
            "TooLargeError", "METHODS", "PassageRun", "read_passage_run", "read_spans", "read_passage_judgments",
            "PassageInstance", "build_passage_instance", "flip_distance", "FlipResult", "significance",
-           "SignificanceResult"]
+           "SignificanceResult", "difference_distribution", "DistributionResult"]
 __version__ = "0.1.0"

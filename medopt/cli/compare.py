@@ -11,6 +11,7 @@ from ..batch import unique_measures
 from ..io.paths import check_output_file
 from ..workflows.compare import compare_rows
 from ..workflows.outputs import OUTPUT_FORMATS, format_output, write_output
+from .relevance_options import check_model_options, model_options
 from .common import (check_flip_options, flip_options, main, method_options, metric_option, named_runs, parse_limits,
                      topic_options, warn)
 
@@ -44,10 +45,11 @@ from .common import (check_flip_options, flip_options, main, method_options, met
                    "every completion) and robust (p_worst < alpha and the mean keeps its sign).")
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True,
               help="Significance level of --test.")
+@model_options
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when stderr is a terminal).")
 def compare(run_a, run_b, qrels, spans, metrics, method, solver, time_limit, max_grade, pad, residual, strategy, at_most,
             at_least, fmt, output, honour_rank, complete, topics, per_topic, ranges, flip, labels, scope, test, alpha,
-            progress):
+            model, model_seed, draws, progress):
     """MED between RUN_A and RUN_B: a summary row per metric (topic 'all'): each run's observed mean
     (unjudged = not relevant, as trec_eval), their difference, Judged@k, the mean MED; -q adds a row per
     topic, as trec_eval -q.  Means are over the topics the qrels judge and both runs retrieved (-c: every
@@ -57,6 +59,7 @@ def compare(run_a, run_b, qrels, spans, metrics, method, solver, time_limit, max
     completion of the judgments can change which run is better on average."""
     parsed, companions = unique_measures(metrics, warn, passages=True)
     check_flip_options(flip, labels if test is None else None, scope)  # --labels: with --flip or --test
+    check_model_options(model, model_seed, draws)
     limits = parse_limits(at_most, at_least)
     if fmt == "parquet" and not output:
         raise click.UsageError("--format parquet writes a file: give -o FILE")
@@ -68,7 +71,7 @@ def compare(run_a, run_b, qrels, spans, metrics, method, solver, time_limit, max
         pad=pad, residual=residual, strategy=strategy, limits=limits, honour_rank=honour_rank,
         complete=complete, topics=topics, per_topic=per_topic, ranges=ranges, progress=sys.stderr.isatty() if progress is None else progress,
         warn=warn, sides=("RUN_A", "RUN_B"), spans=spans, names=names, flip=flip, labels=labels, scope=scope,
-        test=test, alpha=alpha)
+        test=test, alpha=alpha, model=model, model_seed=model_seed, draws=draws)
     if output:
         write_output(rows, columns, fmt, output, inputs=[run_a, run_b, qrels, spans])
     else:

@@ -12,6 +12,8 @@ from ..plots.figures import check_image_outputs
 from ..plots.matrix import plot_heatmap
 from ..core.significance import SUMMARY_COLUMNS as SIGNIFICANCE_COLUMNS
 from ..flip.columns import FLIP_COLUMNS, pair_flips
+from ..relevance.columns import MODEL_COLUMNS, pair_models
+from .relevance_options import check_model_options, model_options
 from ..io.frames import as_qrels, as_run
 from ..io.store import (PAIR_COLUMNS, ResultStore, export_format, export_pairs, export_results, export_rows,
                         open_existing)
@@ -72,11 +74,12 @@ from .common import (check_flip_options, distinct_files, flip_options, main, met
               help="Significance level of --test.")
 @click.option("--correction", type=click.Choice(["none", "holm", "bonferroni"]), default="none", show_default=True,
               help="Adjust --test's p-values over the pairs of each metric (as PyTerrier's correction=).")
+@model_options
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
 def matrix_command(runs, qrels, spans, metrics, method, solver, time_limit, max_grade, pad, residual, strategy, at_most,
                    at_least, jobs, engine, scheduler, store, resume, retry, refresh, several_methods, complete,
                    topics, fast_path, chunk_size, output, fmt, summary, heatmap, honour_rank, ranges, flip, labels, scope,
-                   test, alpha, correction, progress):
+                   test, alpha, correction, model, model_seed, draws, progress):
     """MED for every unordered pair of RUNS x every common topic x every metric, into a results store.
 
     Stop it at any time (Ctrl-C, SIGTERM, or kill): rerun with --resume and it completes the job.
@@ -91,6 +94,9 @@ def matrix_command(runs, qrels, spans, metrics, method, solver, time_limit, max_
     if labels is not None and test is not None:
         raise click.UsageError("matrix --test takes its reference with unjudged = 0: --labels goes with --flip here "
                                "(compare --test --labels takes them)")
+    check_model_options(model, model_seed, draws)
+    if model is not None and (not summary or str(summary).endswith(".gz")):
+        raise click.UsageError("--model adds columns to the per-pair summary: give --summary FILE (not .gz)")
     if (flip or test is not None) and (not summary or str(summary).endswith(".gz")):
         raise click.UsageError("--flip and --test add columns to the per-pair summary: give --summary FILE (not .gz)")
     if fmt is not None and not output:
@@ -131,6 +137,10 @@ def matrix_command(runs, qrels, spans, metrics, method, solver, time_limit, max_
             columns += FLIP_COLUMNS
             with ResultStore(store) as results:  # the flips stored per pair, beside the summary
                 results.replace_pairs(pairs, report.runs)
+        if model is not None:  # SPEC 13
+            pairs = model_summary(store, pairs, runs, names, qrels, model=model, seed=model_seed, draws=draws,
+                                  max_grade=max_grade, complete=complete, topics=topics, honour_rank=honour_rank)
+            columns += MODEL_COLUMNS
         count = export_pairs(store, summary) if pairs is None else export_rows(pairs, columns, summary,
                                                                               inputs=inputs)
         click.echo(f"medopt: wrote the summary of {count} pair(s) x metric(s) to {summary}", err=True)
@@ -147,6 +157,16 @@ def flip_summary(store, pairs, paths, names, qrels, *, honour_rank: bool, **opti
         with open_existing(store) as results:
             pairs = results.pairs()
     return pair_flips(pairs, runs, as_qrels(qrels) if qrels is not None else None, warn=warn, **options)
+
+
+def model_summary(store, pairs, paths, names, qrels, *, honour_rank: bool, **options) -> list:
+    """The per-pair summary with the SPEC 13 columns (relevance.columns.pair_models)."""
+    read = [as_run(path, honour_rank=honour_rank) for path in paths]
+    runs = {name or default: run for name, default, run in zip(names, run_names(*read), read)}
+    if pairs is None:
+        with open_existing(store) as results:
+            pairs = results.pairs()
+    return pair_models(pairs, runs, as_qrels(qrels) if qrels is not None else None, warn=warn, **options)
 
 
 @main.command("export-results")

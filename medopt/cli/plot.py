@@ -52,16 +52,30 @@ FROM_RUNS = ("judged-fraction", "bounds", "rbo", "depths", "flip")
               help="depths: the cutoffs k; each but 20 is drawn against 20.")
 @click.option("--seed", type=int, default=0, show_default=True, help="judged-fraction: subsampling seed.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="judged-fraction: workers.")
+@click.option("--model", default=None, metavar="MODEL",
+              help="distribution with RUN_A RUN_B, --qrels and one -m: the distribution of the pair's mean "
+                   "difference under this relevance model (SPEC 13: rank, uniform(p=..) or a probabilities "
+                   "file), its worst-case range and the observed difference marked (--seed seeds the sampler).")
 @topic_options
 @click.option("-o", "--output", "outputs", multiple=True, required=True, type=click.Path(dir_okay=False),
               help="Image file, .png or .pdf. Repeatable.")
-def plot_command(runs, kind, store, metrics, pair, method, qrels, fractions, depths, seed, jobs, complete, topics,
-                 outputs):
+def plot_command(runs, kind, store, metrics, pair, method, qrels, fractions, depths, seed, jobs, model, complete,
+                 topics, outputs):
     """Plots of MED results and ranges: from a matrix store, or (judged-fraction, bounds) computed from runs
     and qrels."""
 
     # before any work: the suffix, a place the file can be written, and none of the inputs
     runs, names = named_runs(runs)  # NAME=PATH names a run (the plots computed from runs)
+    if model is not None or (kind == "distribution" and runs):  # SPEC 13: one pair under a relevance model
+        if kind != "distribution" or len(runs) != 2 or not qrels or len(metrics) != 1 or model is None:
+            raise MedoptError("--model draws --kind distribution of two RUNS with --qrels, one -m METRIC and "
+                              "--model MODEL")
+        from ..plots.likely import plot_model_distribution
+
+        plot_model_distribution(runs[0], runs[1], qrels, metrics[0], list(outputs), model=model, seed=seed,
+                                complete=complete, topics=topics, time_limit=DEFAULT_TIME_LIMIT, warn=warn)
+        click.echo(f"medopt: wrote {', '.join(outputs)}", err=True)
+        return
     check_image_outputs(outputs, inputs=[list(runs), qrels] if kind in FROM_RUNS else store_files(store))
     if pair and kind != "ranges":
         raise MedoptError("--pair chooses the pair of runs for --kind ranges")

@@ -28,6 +28,7 @@ from ..core.result import exact_mean, exact_value, mean_range
 from ..core.significance import SUMMARY_COLUMNS as SIGNIFICANCE_COLUMNS, summary_columns, wants_ranges
 from ..flip.columns import FLIP_COLUMNS, flip_columns
 from .significance import reference_difference
+from ..relevance.columns import MODEL_COLUMNS, relevance_columns
 
 COMPARE_COLUMNS = ("run_a", "run_b", "topic", "metric", "topics", "score_a", "score_b", "diff", "judged_a",
                    "judged_b", "med", "direction", "certified", "upper_bound")
@@ -84,7 +85,8 @@ def compare_rows(run_a, run_b, qrels=None, metrics=None, *, method: str = "auto"
                  limits=(), honour_rank: bool = False, complete: bool = False, topics=None, ranges: bool = False,
                  names=None, progress: bool = False, warn=_warn, sides=("run_a", "run_b"),
                  spans=None, per_topic: bool = True, flip: bool = False, labels=None, scope: str = "unjudged",
-                 test: str | None = None, alpha: float = 0.05) -> tuple[list, tuple]:
+                 test: str | None = None, alpha: float = 0.05, model=None, model_seed: int = 0,
+                 draws: int | None = None) -> tuple[list, tuple]:
     """The rows of ``medopt compare`` and their columns: one row per topic and metric (with
     ``per_topic``), then one summary row per metric (topic ``all``): both runs' observed means
     (``score_a``, ``score_b``: unjudged documents not relevant, trec_eval's), their difference, the
@@ -96,7 +98,8 @@ def compare_rows(run_a, run_b, qrels=None, metrics=None, *, method: str = "auto"
     the two runs in warnings.  With ``spans`` or a passage metric (U), the runs are passage runs and
     MED-U is computed (SPEC 8).  ``flip`` (SPEC 11, with ``labels`` and ``scope``) adds ``flip_distance,
     flip_documents, flip_certified`` to the summary rows; ``test`` ("t" or "sign", SPEC 12; implies
-    ``ranges``) adds ``p_reference, p_worst, robust`` at ``alpha``."""
+    ``ranges``) adds ``p_reference, p_worst, robust`` at ``alpha``.  ``model`` (SPEC 13, with ``model_seed``
+    and ``draws``) adds the distribution's columns (relevance.MODEL_COLUMNS)."""
     from tqdm import tqdm
 
     ranges = wants_ranges(test, alpha) or ranges  # SPEC 12 needs the ranges
@@ -190,11 +193,18 @@ def compare_rows(run_a, run_b, qrels=None, metrics=None, *, method: str = "auto"
             summary.update(flip_columns(summary["metric"], first, second, judgments if qrels is not None else None,
                                         topics=common, complete=complete, labels=labels, scope=scope,
                                         max_grade=max_grade, time_limit=time_limit, warn=once))
+    if model is not None:  # SPEC 13: the distribution of the mean difference under a relevance model
+        if passages:
+            raise MedoptError("--model takes document metrics, not passage metrics (U)")
+        for summary in summaries:
+            summary.update(relevance_columns(summary, first, second, judgments, topics=common, complete=complete,
+                                             model=model, max_grade=max_grade, seed=model_seed, draws=draws,
+                                             warn=warn, ranges=ranges))
     rows = rows + summaries if per_topic else summaries
     rows.extend(companion_rows(companions, ranking_a, ranking_b, common, name_a, name_b, per_topic=per_topic))
     return rows, COMPARE_COLUMNS + (RANGE_COLUMNS if ranges else ()) + (
         SIGNIFICANCE_COLUMNS if test is not None else ()) + ("method", "seconds") + (
-        RBO_COLUMNS if companions else ()) + (FLIP_COLUMNS if flip else ())
+        RBO_COLUMNS if companions else ()) + (FLIP_COLUMNS if flip else ()) + (MODEL_COLUMNS if model is not None else ())
 
 
 def summary_row(name_a: str, name_b: str, metric: str, rows: list, *, ranges: bool, rational: bool) -> dict:
@@ -252,7 +262,7 @@ def compare(run_a, run_b, qrels=None, metrics=None, *, method: str = "auto", ran
             time_limit=None, max_grade=None, pad: str = "none", residual: bool = False, strategy=None, limits=(),
             honour_rank: bool = False, complete: bool = False, topics=None, per_topic: bool = True, names=None,
             progress: bool = False, spans=None, flip: bool = False, labels=None, scope: str = "unjudged",
-            test: str | None = None, alpha: float = 0.05):
+            test: str | None = None, alpha: float = 0.05, model=None, seed: int = 0, draws: int | None = None):
     """MED between two runs for every topic and metric, as a pandas DataFrame: the rows and columns of
     ``medopt compare -q`` (``run_a, run_b, topic, metric, topics, score_a, score_b, diff, judged_a,
     judged_b, med, direction, certified, upper_bound``, then ``method, seconds``), and a summary row per
@@ -277,13 +287,18 @@ def compare(run_a, run_b, qrels=None, metrics=None, *, method: str = "auto", ran
     ``flip=True``: the summary rows also carry ``flip_distance``, ``flip_documents``, ``flip_certified``
     (SPEC 11, :func:`medopt.flip_distance`, with ``labels`` and ``scope``).  ``test="t"`` or ``"sign"``
     (SPEC 12): ``p_reference`` (unjudged = 0, or ``labels``: SPEC 11's reference), ``p_worst`` (the largest p over every completion) and
-    ``robust`` (at ``alpha``); implies ranges.
+    ``robust`` (at ``alpha``); implies ranges.  ``model`` (SPEC 13: ``"rank"``, fitted on these runs and
+    qrels, ``"uniform(p=..)"``, a probabilities file or a relevance Model): the summary rows also carry
+    ``expected, p_a_better, p_flip, p_low, p_high`` (the interval of p_a_better), ``p_flip_low,
+    p_flip_high, p_method`` (exact, bounded or sampled) and ``p_width`` (medopt.relevance; ``seed`` and
+    ``draws`` for the sampler).
     """
     rows, columns = compare_rows(run_a, run_b, qrels, metrics, method=method, solver=solver, time_limit=time_limit,
                                  max_grade=max_grade, pad=pad, residual=residual, strategy=strategy, limits=limits,
                                  honour_rank=honour_rank, complete=complete, topics=topics, ranges=ranges,
                                  names=names, progress=progress, spans=spans, per_topic=per_topic, flip=flip,
-                                 labels=labels, scope=scope, test=test, alpha=alpha)
+                                 labels=labels, scope=scope, test=test, alpha=alpha, model=model, model_seed=seed,
+                                 draws=draws)
     return rows_frame(rows, columns)
 
 
