@@ -8,7 +8,8 @@ P(mean > 0) and P(mean < 0); its *confidence* is the lower end of that probabili
 value itself when ``exact``, the lower end of a proven interval when ``bounded``, of a Clopper-Pearson
 99% interval when ``sampled``: never more than the computation supports).  A pair is done when its
 confidence reaches the requested level, or when its worst-case range decides it (SPEC 7; then the
-decision is proven).  A done pair stays done with the sign it was decided with: the campaign stops
+decision is proven).  With ``rank`` and nothing judged in the runs' lists there is nothing to fit:
+no pair is confident and every ``expected`` value is 0 (depth order) until the first judgments.  A done pair stays done with the sign it was decided with: the campaign stops
 judging for it.  A mean difference of exactly 0 favours neither sign.
 
 **The ``expected`` policy** (one-step lookahead under the model).  For an open pair p let
@@ -98,13 +99,17 @@ class Belief:
         state = self.state
         rankings = [{t: state.rankings[name].get(t, ()) for t in state.topics} for name in state.rankings]
         kwargs = {} if self.warn is None else {"warn": self.warn}
-        self.model = resolve_model(self.spec, rankings, state.judgments, self.top, **kwargs)
+        if self.spec == "rank" and not any(d in state.judgments.get(t, {}) for run in rankings
+                                           for t, ranking in run.items() for d in ranking):
+            self.model = None  # nothing judged yet: no fit, so no confidence and no expected values
+        else:
+            self.model = resolve_model(self.spec, rankings, state.judgments, self.top, **kwargs)
         self.refits += 1
         self._pairs: dict = {}
         self._draws: dict = {}
 
     def describe(self) -> str:
-        return self.model.describe()
+        return "rank (not fitted: nothing judged)" if self.model is None else self.model.describe()
 
     def terms(self, pair, topic):
         return topic_terms(self.state.cells[pair, topic].instance, self.model, topic)
@@ -121,6 +126,8 @@ class Belief:
 
     def favoured(self, pair) -> tuple[int, float, float]:
         """(favoured sign, its probability's lower end (the confidence), P(mean > 0)) of the pair."""
+        if self.model is None:
+            return 0, 0.0, math.nan
         result = self.distribution(pair)
         if result.p_positive >= result.p_negative and result.p_positive > 0:
             return 1, result.p_positive_interval[0], result.p_positive
@@ -162,6 +169,8 @@ class Belief:
             for pair in pairs:
                 by_pair.setdefault(pair, []).append(doc)
         values = {doc: [0.0, 0.0] for doc in candidates}
+        if self.model is None:  # no belief yet: every value 0 (the policy falls back to depth order)
+            return {doc: (0.0, 0.0) for doc in candidates}
         count = len(self.state.topics)
         for pair, docs in by_pair.items():
             others = sum(self._topic_draws(pair, t)[2] for t in self.state.topics if t != topic)

@@ -171,7 +171,7 @@ class Judging:
             return True
         if self.belief is not None:
             sign, confidence, _ = self.belief.favoured(pair)
-            if sign and confidence >= self.belief.confidence:
+            if sign and confidence >= self.belief.confidence:  # sign 0: no belief yet, or a sure tie
                 self.decisions[pair] = (sign, "confidence", confidence)
                 return True
         return False
@@ -374,8 +374,8 @@ class Judging:
             row.update(sign=sign, decided_by=how)
             if self.belief is not None:
                 favoured, lower, p_a_better = self.belief.favoured(pair)
-                result = self.belief.distribution(pair)
-                row.update(p_a_better=p_a_better, confidence=lower, favoured=favoured, p_method=result.method)
+                method = self.belief.distribution(pair).method if self.belief.model is not None else "none"
+                row.update(p_a_better=p_a_better, confidence=lower, favoured=favoured, p_method=method)
             rows.append(row)
         return rows
 
