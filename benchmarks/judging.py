@@ -1,5 +1,13 @@
-"""Which documents to judge next, measured: a judging campaign simulated on DL-HARD for each policy of
-``medopt judge-next`` (lookahead, assignment, depth pooling, random).
+"""Which documents to judge next, measured: a judging campaign simulated on DL-HARD (or TREC DL 2020,
+--collection dl2020) for each policy of ``medopt judge-next`` (lookahead, assignment, depth pooling,
+random; with --model, expected and mtc too).
+
+With --model (rank, uniform(p=..)) every campaign also stops a pair at the --confidence under the
+model refitted after every batch (medopt.judging.confident), and the report adds, per policy, the
+error rate: the share of the pairs done at the end whose decided sign disagrees with the sign of the
+mean difference under all the qrels (a tie under all the qrels counts as a disagreement).  Pairs are
+counted over all 10 pairs (not only those the qrels decide), since a confident decision can be taken on
+any pair.
 
 10 seeded pairs of DL-HARD document runs (the pairs of benchmarks/exact_depth.py) are compared
 together, over the first --topics topics.  The DL-HARD qrels play the assessor (a document they do
@@ -17,6 +25,8 @@ soon as it ends, so a rerun skips the campaigns already there.
 
     python benchmarks/judging.py                                   # nDCG@10 and AP@100, all 50 topics
     python benchmarks/judging.py --metrics nDCG@10 --topics 10     # a quick subset
+    python benchmarks/judging.py --model rank --policies expected mtc depth --metrics nDCG@10
+    python benchmarks/judging.py --collection dl2020 --model rank --policies expected mtc depth
 """
 
 from __future__ import annotations
@@ -34,22 +44,35 @@ from medopt.judging.next import POLICIES
 from medopt.judging.simulation import simulate
 
 import harness
-from harness import DL_HARD, Log, dl_hard_runs, select_pairs  # the seeded pairs of benchmarks/exact_depth.py
+from harness import DL_2020, DL_HARD, Log, dl_hard_runs, select_pairs  # the seeded pairs of exact_depth.py
 
 METRICS = ["nDCG@10", "AP@100"]
 STARTS = [0.0, 0.25]
 GRADE_SCALE = 3  # the DL-HARD qrels' top grade
 
 
-def decided_by_all(metric, rankings, pairs, topics, qrels) -> list:
-    """The pairs whose means differ once everything is judged (qrels, the rest not relevant)."""
-    chosen = []
+def true_signs(metric, rankings, pairs, topics, qrels) -> dict:
+    """{"a - b": the sign of the mean difference once everything is judged (qrels, the rest not relevant)}."""
+    signs = {}
     for a, b in pairs:
         diff = sum(medopt.score(metric, rankings[a][t], qrels.get(t, {}), max_grade=GRADE_SCALE)
                    - medopt.score(metric, rankings[b][t], qrels.get(t, {}), max_grade=GRADE_SCALE) for t in topics)
-        if abs(diff) > 1e-12:
-            chosen.append(f"{a} - {b}")
-    return chosen
+        signs[f"{a} - {b}"] = 0 if abs(diff) <= 1e-12 else (1 if diff > 0 else -1)
+    return signs
+
+
+def decided_by_all(metric, rankings, pairs, topics, qrels) -> list:
+    """The pairs whose means differ once everything is judged (qrels, the rest not relevant)."""
+    return [pair for pair, sign in true_signs(metric, rankings, pairs, topics, qrels).items() if sign]
+
+
+def error_rate(records, signs) -> tuple[float, int]:
+    """(share of the pairs done at the end decided against the full qrels' sign, pairs done)."""
+    decisions = records[-1].get("decisions", {})
+    if not decisions:
+        return math.nan, 0
+    wrong = sum(sign != signs[pair] for pair, (sign, _) in decisions.items())
+    return wrong / len(decisions), len(decisions)
 
 
 def spent_for(records, decidable, share) -> float:
@@ -82,9 +105,13 @@ def plot(campaigns, path: Path, title: str) -> None:
 
 def main() -> None:
     parser = harness.parser(__doc__, data=DL_HARD, seed=0)
+    parser.add_argument("--collection", choices=("dl-hard", "dl2020"), default="dl-hard")
+    parser.add_argument("--model", default=None, help="a relevance model: stop pairs at --confidence")
+    parser.add_argument("--confidence", type=float, default=0.95)
     parser.add_argument("--metrics", nargs="+", default=METRICS)
     parser.add_argument("--starts", nargs="+", type=float, default=STARTS)
-    parser.add_argument("--policies", nargs="+", default=list(POLICIES), choices=(*POLICIES, "clairvoyant"),
+    parser.add_argument("--policies", nargs="+", default=["lookahead", "assignment", "depth", "random"],
+                        choices=(*POLICIES, "clairvoyant"),
                         help="clairvoyant: a yardstick that reads the grades (medopt.judging.simulation)")
     parser.add_argument("--pairs", type=int, default=10)
     parser.add_argument("--topics", type=int, default=50)
@@ -93,42 +120,52 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=60.0, help="seconds per range solve")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/judging"))
     args = parser.parse_args()
+    if args.collection == "dl2020" and args.data == DL_HARD:
+        args.data = DL_2020
     if not args.data.exists():
-        sys.exit(f"DL-HARD data not found at {args.data}")
+        sys.exit(f"{args.collection} data not found at {args.data}")
     args.out.mkdir(parents=True, exist_ok=True)
     log = Log(args.out / "campaigns.jsonl")
     stored = log.done
-    chosen = select_pairs(dl_hard_runs(args.data), args.pairs)
-    rankings = {p.stem: read_run(p).rankings for pair in chosen for p in pair}
-    pairs = [(a.stem, b.stem) for a, b in chosen]
-    qrels = read_qrels(args.data / "dl_hard-doc.qrels")
+    if args.collection == "dl2020":
+        chosen = select_pairs(sorted((args.data / "runs").glob("*.run.gz")), args.pairs)
+        qrels = read_qrels(args.data / "qrels.dl20-passage.txt")
+    else:
+        chosen = select_pairs(dl_hard_runs(args.data), args.pairs)
+        qrels = read_qrels(args.data / "dl_hard-doc.qrels")
+    name = {p: p.name.split(".run")[0] for pair in chosen for p in pair}
+    rankings = {name[p]: read_run(p).rankings for pair in chosen for p in pair}
+    pairs = [(name[a], name[b]) for a, b in chosen]
     topics = sorted(set.intersection(*(set(r) for r in rankings.values())) & set(qrels))[:args.topics]
     for metric in args.metrics:
-        decidable = decided_by_all(metric, rankings, pairs, topics, qrels)
+        signs = true_signs(metric, rankings, pairs, topics, qrels)
+        decidable = [p for p, s in signs.items() if s] if args.model is None else list(signs)
         for start in args.starts:
             campaigns = {}
             for policy in args.policies:
                 key = json.dumps([metric, start, policy, args.pairs, args.topics, args.batch, args.max_batches,
-                                  args.seed])
+                                  args.seed] + ([] if args.model is None and args.collection == "dl-hard" else
+                                                [args.collection, args.model, args.confidence]))
                 if key not in stored:
                     started = time.perf_counter()
                     records = simulate(metric, rankings, pairs, topics, qrels, policy=policy, start=start,
                                        batch=args.batch, seed=args.seed, max_grade=GRADE_SCALE,
-                                       max_batches=args.max_batches, time_limit=args.time_limit)
+                                       max_batches=args.max_batches, time_limit=args.time_limit,
+                                       model=args.model, confidence=args.confidence if args.model else None)
                     log.write({"key": key, "records": records, "wall": time.perf_counter() - started})
                 campaigns[policy] = stored[key]
-            report(metric, start, campaigns, decidable, len(pairs), len(topics))
+            report(metric, start, campaigns, decidable, len(pairs), len(topics), signs)
             plot({p: c["records"] for p, c in campaigns.items()},
                  args.out / f"judging-{''.join(c if c.isalnum() else '_' for c in metric)}-{int(start * 100)}.png",
                  f"{metric}, start {start:.0%}")
 
 
-def report(metric, start, campaigns, decidable, pair_count, topic_count) -> None:
+def report(metric, start, campaigns, decidable, pair_count, topic_count, signs) -> None:
     print(f"\n## {metric}, start {start:.0%} of the qrels: {pair_count} pairs x {topic_count} topics; "
-          f"{len(decidable)} pairs decided by all the qrels")
+          f"{sum(1 for s in signs.values() if s)} pairs decided by all the qrels; counting {len(decidable)}")
     print("| policy | judgments for 50% | for 90% | 90% / depth | batches | judged at the end | "
-          "first selection s | median selection s | wall s |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "first selection s | median selection s | wall s | error rate (done) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     depth = campaigns.get("depth")
     depth_90 = spent_for(depth["records"], decidable, 0.9) if depth else math.nan
     for policy, campaign in campaigns.items():
@@ -136,9 +173,11 @@ def report(metric, start, campaigns, decidable, pair_count, topic_count) -> None
         half, most = spent_for(records, decidable, 0.5), spent_for(records, decidable, 0.9)
         later = [r["selection_seconds"] for r in records[2:]]
         first = records[1]["selection_seconds"] if len(records) > 1 else 0.0
+        rate, done = error_rate(records, signs)
         ratio = most / depth_90 if math.isfinite(most) and depth_90 and math.isfinite(depth_90) else math.nan
         print(f"| {policy} | {half:g} | {most:g} | {ratio:.2f} | {len(records) - 1} | {records[-1]['spent']} | "
-              f"{first:.2f} | {statistics.median(later) if later else 0:.3f} | {campaign['wall']:.1f} |")
+              f"{first:.2f} | {statistics.median(later) if later else 0:.3f} | {campaign['wall']:.1f} | "
+              f"{rate:.1%} ({done}) |")
 
 
 if __name__ == "__main__":

@@ -53,10 +53,12 @@ from ..io.trec import run_names
 from ..io.topics import mean_topics, read_topic_choice
 from ..metrics import parse_metric, resolve_max_grade
 from ..core.result import mean_range
+from .confident import CONFIDENCE, DRAWS, POLICY_DRAWS, Belief, mtc_weight
 
-POLICIES = ("lookahead", "assignment", "depth", "random")
+POLICIES = ("lookahead", "assignment", "depth", "random", "expected", "mtc")
+MODEL_POLICIES = ("expected",)   # need a relevance model
 JUDGE_COLUMNS = ("rank", "topic", "docid", "policy", "value", "bound", "pairs", "pair", "topic_low",
-                 "topic_high", "why")
+                 "topic_high", "p_pair", "why")
 
 
 @dataclass
@@ -84,7 +86,9 @@ class Judging:
     def __init__(self, metric, rankings: Mapping[str, Mapping[str, Sequence[str]]], topics: Sequence[str],
                  judgments: Mapping[str, Mapping[str, int]] | None = None, *, pairs=None,
                  target: float | None = None, max_grade: int | None = None, method: str = "auto",
-                 solver: str | None = None, time_limit: float | None = None):
+                 solver: str | None = None, time_limit: float | None = None, model=None,
+                 confidence: float = CONFIDENCE, draws: int = DRAWS, policy_draws: int = POLICY_DRAWS,
+                 seed: int = 0, warn=None):
         self.metric = parse_metric(metric)
         if getattr(self.metric, "characters", False):
             raise MedoptError(f"judge-next takes document metrics, not {self.metric} (SPEC 8)")
@@ -104,8 +108,15 @@ class Judging:
         self.max_grade = {t: top if top is not None else max([1, *self.judgments[t].values()]) for t in self.topics}
         self.settings = {"method": method, "solver": solver, "time_limit": time_limit}
         self.cells: dict[tuple, Cell] = {}
+        self.decisions: dict = {}  # pair -> (sign, how: "worst case" or "confidence", confidence)
+        self.belief = None
         for topic in self.topics:
             self.refresh(topic)
+        if model is not None:
+            if target is not None:
+                raise MedoptError("a relevance model decides pairs by confidence; it takes no target")
+            self.belief = Belief(self, model, confidence=confidence, draws=draws, policy_draws=policy_draws,
+                                 seed=seed, warn=warn)
 
     # -- ranges -----------------------------------------------------------
     def solve(self, pair, topic: str, judgments: Mapping[str, int], *, instance: bool = False) -> Cell:
@@ -126,9 +137,11 @@ class Judging:
             self.cells[pair, topic] = self.solve(pair, topic, self.judgments[topic], instance=True)
 
     def judge(self, topic: str, grades: Mapping[str, int]) -> None:
-        """Record judgments on ``topic`` and re-solve its ranges."""
+        """Record judgments on ``topic``, re-solve its ranges and refit the relevance model."""
         self.judgments[topic].update(grades)
         self.refresh(topic)
+        if self.belief is not None:
+            self.belief.refit()
 
     def mean_range(self, pair) -> tuple[float, float]:
         """The mean of the topics' proven ends (a cell's low and high are its bounds)."""
@@ -146,9 +159,22 @@ class Judging:
         return sum(max(self.cells[pair, t].high, -self.cells[pair, t].low) for t in self.topics) / len(self.topics)
 
     def done(self, pair) -> bool:
+        """Target reached; or decided by the worst case or, with a model, by confidence (confident.py).
+        A pair decided stays decided, with the sign it was decided with."""
         if self.target is not None:
             return self.mean_med(pair) <= self.target
-        return self.mean_span(pair).verdict == "decided"
+        if pair in self.decisions:
+            return True
+        span = self.mean_span(pair)
+        if span.verdict == "decided":
+            self.decisions[pair] = (1 if span.low_bound > 0 else -1, "worst case", 1.0)
+            return True
+        if self.belief is not None:
+            sign, confidence, _ = self.belief.favoured(pair)
+            if sign and confidence >= self.belief.confidence:  # sign 0: no belief yet, or a sure tie
+                self.decisions[pair] = (sign, "confidence", confidence)
+                return True
+        return False
 
     def open_pairs(self) -> list:
         return [p for p in self.pairs if not all((p, t) in self.cells for t in self.topics) or not self.done(p)]
@@ -179,6 +205,11 @@ class Judging:
                 seen.add(kind)
                 chosen.append(grade)
         return chosen
+
+    def classes(self, topic: str) -> list[tuple[int, tuple[int, ...]]]:
+        """The grades the metric tells apart on ``topic``: (representative, every grade of the class)."""
+        return [(g, tuple(h for h in range(self.max_grade[topic] + 1) if self._same(g, h)))
+                for g in self.grades(topic)]
 
     def _same(self, first: int, second: int) -> bool:
         return self.metric.is_relevant(first) == self.metric.is_relevant(second) if self.metric.binary \
@@ -240,6 +271,8 @@ class Judging:
         rows of JUDGE_COLUMNS."""
         if policy not in POLICIES:
             raise MedoptError(f"unknown policy {policy!r}: choose from {', '.join(POLICIES)}")
+        if policy in MODEL_POLICIES and self.belief is None:
+            raise MedoptError(f"the {policy} policy needs a relevance model (model=..., --model)")
         if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
             raise MedoptError(f"budget must be a positive whole number, got {budget!r}")
         if per_topic is not None and (isinstance(per_topic, bool) or not isinstance(per_topic, int) or per_topic < 1):
@@ -255,7 +288,22 @@ class Judging:
             return per_topic is None or taken.get(topic, 0) < per_topic
 
         chosen = []
-        if policy in ("depth", "random"):
+        if policy in ("expected", "mtc"):
+            values = {}
+            for topic in {entry[0]: None for entry in entries}:
+                group = {e[1]: e[2] for e in entries if e[0] == topic}
+                if policy == "expected":   # (Gini fall, wrong-decision fall: confident.py)
+                    found = self.belief.values(topic, group, self.classes(topic))
+                else:
+                    found = {doc: (math.fsum(abs(mtc_weight(self.cells[p, topic].instance, doc)) for p in affected),
+                                   math.nan) for doc, affected in group.items()}
+                values.update({(topic, doc): value for doc, value in found.items()})
+            entries.sort(key=lambda e: (-values[e[0], e[1]][0], e[3], self.topics.index(e[0]), e[1]))
+            for entry in entries:
+                if len(chosen) < budget and room(entry[0]):
+                    taken[entry[0]] = taken.get(entry[0], 0) + 1
+                    chosen.append((*values[entry[0], entry[1]], entry))
+        elif policy in ("depth", "random"):
             if policy == "depth":  # pooling: every topic to depth 1, then depth 2, ...
                 entries.sort(key=lambda e: (e[3], self.topics.index(e[0]), e[1]))
             else:
@@ -294,15 +342,24 @@ class Judging:
             why = f"whatever its grade, judging it shrinks the open pairs' {goal} by >= {value:.4g} in all"
         elif policy == "assignment":
             why = f"the ends' assignments disagree on it; shrinkage bound {value:.4g}"
+        elif policy == "expected":
+            why = (f"judging it lowers the open pairs' expected sign impurity by {value:.4g} and their expected "
+                   f"wrong decisions by {bound:.4g} (sampled)")
+        elif policy == "mtc":
+            why = f"MTC weight {value:.4g} summed over the open pairs"
         elif policy == "depth":
             why = f"rank {depth} in an open pair's run"
         else:
             why = "random pick"
         why += (f"; {len(pairs)} open pair(s); topic range [{cell.low:.4g}, {cell.high:.4g}] "
                 f"for {widest[0]} - {widest[1]}")
+        p_pair = math.nan
+        if self.belief is not None:
+            p_pair = self.belief.favoured(widest)[2]
+            why += f", P({widest[0]} better on the mean) {p_pair:.3f}"
         return {"rank": rank, "topic": topic, "docid": doc, "policy": policy, "value": value, "bound": bound,
                 "pairs": len(pairs), "pair": f"{widest[0]} - {widest[1]}", "topic_low": cell.low,
-                "topic_high": cell.high, "why": why}
+                "topic_high": cell.high, "p_pair": p_pair, "why": why}
 
     def summary(self) -> list[dict]:
         """One row per pair: its mean difference range, mean MED and verdict (or target reached)."""
@@ -311,27 +368,39 @@ class Judging:
             if not all((pair, t) in self.cells for t in self.topics):
                 continue
             span = self.mean_span(pair)
-            rows.append({"run_a": pair[0], "run_b": pair[1], "low": span.low_bound, "high": span.high_bound,
-                         "mean_med": self.mean_med(pair), "verdict": span.verdict, "done": self.done(pair)})
+            row = {"run_a": pair[0], "run_b": pair[1], "low": span.low_bound, "high": span.high_bound,
+                   "mean_med": self.mean_med(pair), "verdict": span.verdict, "done": self.done(pair)}
+            sign, how, confidence = self.decisions.get(pair, (0, "", math.nan))
+            row.update(sign=sign, decided_by=how)
+            if self.belief is not None:
+                favoured, lower, p_a_better = self.belief.favoured(pair)
+                method = self.belief.distribution(pair).method if self.belief.model is not None else "none"
+                row.update(p_a_better=p_a_better, confidence=lower, favoured=favoured, p_method=method)
+            rows.append(row)
         return rows
 
 
-def judge_next(runs, qrels=None, metric="AP@100", *, budget: int = 10, policy: str = "lookahead",
+def judge_next(runs, qrels=None, metric="AP@100", *, budget: int = 10, policy: str | None = None,
                per_topic: int | None = None, target: float | None = None, seed: int = 0,
                max_grade: int | None = None, method: str = "auto", solver: str | None = None,
                time_limit: float | None = None, topics: Sequence[str] | None = None, honour_rank: bool = False,
-               complete: bool = False, summary: list | None = None, warn=None, names=None):
+               complete: bool = False, summary: list | None = None, warn=None, names=None, model=None,
+               confidence: float = CONFIDENCE, draws: int = DRAWS, policy_draws: int = POLICY_DRAWS):
     """The documents to judge next for ``runs`` (two or more: every pair is compared), as a DataFrame
     with the columns of ``medopt judge-next`` (JUDGE_COLUMNS), best first.
 
     ``runs``: TREC files or any run form ``medopt.compare`` takes (a dict name -> run, or ``names``
     aligned with them, names them; default: their run ids); ``qrels``: the judgments so far (a
     file or any qrels form; None: nothing judged).  The goal is a decided mean difference range
-    (SPEC 7) for every pair, or with ``target`` a mean MED at most ``target``.  ``policy``: lookahead
-    (default), assignment, depth or random (``seed``); ``budget`` documents in all, at most
+    (SPEC 7) for every pair, or with ``target`` a mean MED at most ``target``; with a relevance ``model``
+    (SPEC 13: ``"rank"``, ``"uniform(p=..)"``, a probabilities file or mapping) a pair is also done when
+    P(its mean difference has the favoured sign) >= ``confidence`` (judging/confident.py).  ``policy``:
+    lookahead (the default without a model), expected (the default with one), mtc, assignment, depth or
+    random (``seed``); ``budget`` documents in all, at most
     ``per_topic`` per topic.  Topics (SPEC 10): those the qrels judge and every run retrieved
     (``complete``: every judged topic; ``topics`` to choose).  ``summary``:
-    a list that receives one row per pair (its mean range, mean MED, verdict)."""
+    a list that receives one row per pair (its mean range, mean MED, verdict; with a model P(A better),
+    the confidence and how it was computed)."""
     import pandas as pd  # only here: the state and the command's rows need no pandas
 
     if isinstance(runs, Mapping):  # name -> run
@@ -357,8 +426,11 @@ def judge_next(runs, qrels=None, metric="AP@100", *, budget: int = 10, policy: s
     for note in notes:
         if warn is not None:
             warn(note)
+    if policy is None:
+        policy = "expected" if model is not None else "lookahead"
     state = Judging(metric, {n: r.rankings for n, r in zip(names, loaded)}, topics, judgments, target=target,
-                    max_grade=max_grade, method=method, solver=solver, time_limit=time_limit)
+                    max_grade=max_grade, method=method, solver=solver, time_limit=time_limit, model=model,
+                    confidence=confidence, draws=draws, policy_draws=policy_draws, seed=seed, warn=warn)
     if summary is not None:
         summary.extend(state.summary())
     return pd.DataFrame(state.select(policy, budget=budget, per_topic=per_topic, seed=seed),

@@ -3,9 +3,10 @@ spends before the comparisons are decided.
 
 The qrels play the assessor: a document they grade gets that grade, any other one counts as judged
 not relevant.  The campaign starts from a seeded share of each topic's qrels (0: nothing judged) and
-judges in batches of ``batch`` documents of one topic, re-solving that topic's ranges after each.  The
+judges in batches of ``batch`` documents of one topic, re-solving that topic's ranges after each (and,
+with a relevance ``model``, refitting it; a pair is then also done at the ``confidence``).  The
 policy chooses the documents of each topic's next batch (``Judging.select`` on that topic) and the
-topic: ``lookahead`` and ``assignment`` the topic whose batch has the largest total value, ``depth``
+topic: ``lookahead``, ``assignment``, ``expected`` and ``mtc`` the topic whose batch has the largest total value, ``depth``
 the topics in turn (pooling), ``random`` a seeded choice.  A topic's next batch is kept until its
 judgments change or a pair is done (values count the open pairs only).  The campaign stops when every
 pair is done (decided, or at the target), when no unjudged document is left in the open pairs'
@@ -40,12 +41,15 @@ def simulate(metric, rankings: Mapping[str, Mapping[str, Sequence[str]]], pairs,
              qrels: Mapping[str, Mapping[str, int]], *, policy: str, start: float = 0.0, batch: int = 10,
              seed: int = 0, max_grade: int | None = None, max_batches: int | None = None,
              target: float | None = None, method: str = "auto", solver: str | None = None,
-             time_limit: float | None = None) -> list[dict]:
+             time_limit: float | None = None, model=None, confidence: float | None = None) -> list[dict]:
     """The campaign's records, batch by batch (module docstring)."""
     if max_grade is None:
         max_grade = max([1, *(g for t in topics for g in qrels.get(t, {}).values())])
+    extra = {} if model is None else {"model": model, "seed": seed,
+                                      **({} if confidence is None else {"confidence": confidence})}
     state = Judging(metric, rankings, topics, start_judgments(qrels, topics, start, seed), pairs=pairs,
-                    target=target, max_grade=max_grade, method=method, solver=solver, time_limit=time_limit)
+                    target=target, max_grade=max_grade, method=method, solver=solver, time_limit=time_limit,
+                    **extra)
     records = [_record(state, 0, 0, 0.0, None)]
     rng = random.Random(seed)
     signs = final_signs(state, qrels) if policy == "clairvoyant" else None
@@ -120,7 +124,10 @@ def _record(state: Judging, number: int, spent: int, seconds: float, topic) -> d
             "mean_med": sum(row["mean_med"] for row in summary) / len(summary),
             "mean_width": sum(row["high"] - row["low"] for row in summary) / len(summary),
             "selection_seconds": seconds,
-            "done_pairs": [f"{row['run_a']} - {row['run_b']}" for row in summary if row["done"]]}
+            "done_pairs": [f"{row['run_a']} - {row['run_b']}" for row in summary if row["done"]],
+            # the sign each done pair was decided with, and how (worst case or confidence)
+            "decisions": {f"{row['run_a']} - {row['run_b']}": [row["sign"], row["decided_by"]]
+                          for row in summary if row["done"] and row.get("decided_by")}}
 
 
 def decided_at(records: Sequence[dict]) -> float:
