@@ -154,7 +154,7 @@ def _memory_limit() -> str:
 
 
 def _cpsat_depth() -> str:
-    from medopt.formulations.precision_sums import PrecisionSums
+    from medopt.formulations.precision.sums import PrecisionSums
     return str(PrecisionSums.cpsat_depth)
 
 

@@ -85,13 +85,13 @@ def test_a_direction_closed_by_its_bound_without_a_model_leaves_the_exact_med(ex
 
 @pytest.mark.parametrize("example", ["AP", "AP@50", "AP(norm=min)@30", "SSP@40", "AP(rel=2)"])
 def test_the_largest_bound_alone_equals_the_largest_of_every_r(example):
-    """quick_bound asks q_quick.bounds_by_r for the largest bound(R) only (``largest``: halving blocks of R
+    """quick_bound asks kernels/bounds_by_count.bounds_by_r for the largest bound(R) only (``largest``: halving blocks of R
     from one block, no sort per R): it is the largest of the bounds computed one R at a time, to the
     last bit, on random lists of 60 ranks with many unjudged documents (hundreds of R), and on the
     oracle's small cases; there it is at least each direction's maximum (the test above)."""
     import numpy as np
 
-    from medopt.formulations import q_quick
+    from medopt.kernels import bounds_by_count as q_quick
 
     metric = parse_metric(example)
     rel = metric.p("rel")

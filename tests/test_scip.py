@@ -114,7 +114,7 @@ SCIP_CHILD = """
 import sys
 import medopt
 import medopt.solvers.backends as backends
-from medopt.formulations.precision_sums import PrecisionSums
+from medopt.formulations.precision.sums import PrecisionSums
 from medopt.synthetic.generate import generate_runs
 
 PrecisionSums.relaxation_bound = None  # the roof dual and its search settle it with no model: build it
