@@ -13,7 +13,7 @@ from ..core.instance import build_instance
 from ..io.frames import as_qrels, as_run, qrels_source
 from ..io.topics import mean_topics, read_topic_choice
 from ..io.trec import pair_topics
-from ..metrics import default_max_grade, parse_metric, resolve_max_grade
+from ..metrics import default_max_grade, is_character_metric, parse_metric, resolve_max_grade
 from ..core.result import TOLERANCE, exact_mean, exact_value, mean_range
 from .curves import Topic, cost_of, end_of, fill_curve, has_closed_form, solver_for
 from .search import search
@@ -72,7 +72,7 @@ def flip_distance(metric, run_a, run_b, qrels, *, labels=None, scope: str = "unj
     started = time.perf_counter()
     deadline = None if time_limit is None else started + float(time_limit)
     metric = parse_metric(metric)
-    if getattr(metric, "characters", False):
+    if is_character_metric(metric):
         raise MedoptError(f"flip distances are for document metrics, not {metric}")
     if scope not in SCOPES:
         raise MedoptError(f"scope must be one of {', '.join(SCOPES)}, got {scope!r}")

@@ -51,7 +51,7 @@ from ..core.instance import build_instance
 from ..io.frames import as_qrels, as_run, qrels_source
 from ..io.trec import run_names
 from ..io.topics import mean_topics, read_topic_choice
-from ..metrics import parse_metric, resolve_max_grade
+from ..metrics import is_character_metric, parse_metric, resolve_max_grade
 from ..core.result import mean_range
 from .confident import CONFIDENCE, DRAWS, POLICY_DRAWS, Belief, mtc_weight
 
@@ -90,7 +90,7 @@ class Judging:
                  confidence: float = CONFIDENCE, draws: int = DRAWS, policy_draws: int = POLICY_DRAWS,
                  seed: int = 0, warn=None):
         self.metric = parse_metric(metric)
-        if getattr(self.metric, "characters", False):
+        if is_character_metric(self.metric):
             raise MedoptError(f"judge-next takes document metrics, not {self.metric} (SPEC 8)")
         if target is not None and not (isinstance(target, (int, float)) and target >= 0):
             raise MedoptError(f"target must be a number >= 0, got {target!r}")

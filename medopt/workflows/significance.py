@@ -17,7 +17,7 @@ from ..errors import MedoptError, MedoptWarning
 from ..io.frames import as_qrels, as_run, qrels_source
 from ..io.topics import mean_topics, read_topic_choice
 from ..io.trec import pair_topics, run_names
-from ..metrics import PER_TOPIC, parse_metric, resolve_max_grade
+from ..metrics import PER_TOPIC, is_character_metric, parse_metric, resolve_max_grade
 from ..core.result import TOLERANCE, mean_range
 from ..core.significance import check_test, judge, pvalue
 
@@ -79,7 +79,7 @@ def significance(metric, run_a, run_b, qrels, *, test: str = "t", alpha: float =
     if options.get("residual") or options.get("pad", "none") != "none":
         raise MedoptError("significance re-scores its witness with medopt.score: pad and residual are not taken")
     metric = parse_metric(metric)
-    if getattr(metric, "characters", False):
+    if is_character_metric(metric):
         raise MedoptError(f"significance takes document metrics, not {metric}")
     first, second = as_run(run_a, "run_a", honour_rank=honour_rank), as_run(run_b, "run_b", honour_rank=honour_rank)
     judgments = as_qrels(qrels)
