@@ -230,3 +230,18 @@ def mtc_weight(instance, doc) -> float:
     else:
         raise MedoptError(f"the mtc policy has weights for {', '.join(MTC_FAMILIES)}, not {metric}")
     return (weight(rank_a[doc]) if doc in rank_a else 0.0) - (weight(rank_b[doc]) if doc in rank_b else 0.0)
+
+
+def model_values(state, policy: str, entries) -> dict:
+    """{(topic, doc): (value, bound)} of ``entries`` ((topic, doc, open pairs, depth) of a ``Judging``
+    state) for the ``expected`` policy (Gini fall, wrong-decision fall) or ``mtc`` (the summed |weight|)."""
+    values = {}
+    for topic in {entry[0]: None for entry in entries}:
+        group = {e[1]: e[2] for e in entries if e[0] == topic}
+        if policy == "expected":
+            found = state.belief.values(topic, group, state.classes(topic))
+        else:
+            found = {doc: (math.fsum(abs(mtc_weight(state.cells[p, topic].instance, doc)) for p in affected),
+                           math.nan) for doc, affected in group.items()}
+        values.update({(topic, doc): value for doc, value in found.items()})
+    return values

@@ -36,6 +36,9 @@ Values are one-step values from the current judgments; several documents chosen 
 re-optimised jointly.  Documents of equal value go by bound, then by depth.
 """
 
+# size: the judging state, its stop rules and its six policies' orders in one class, and the API beside it;
+# the relevance model's parts (the confidence stop, the expected and mtc values) live in confident.py
+
 from __future__ import annotations
 
 import heapq
@@ -53,7 +56,7 @@ from ..io.trec import run_names
 from ..io.topics import mean_topics, read_topic_choice
 from ..metrics import is_character_metric, parse_metric, resolve_max_grade
 from ..core.result import mean_range
-from .confident import CONFIDENCE, DRAWS, POLICY_DRAWS, Belief, mtc_weight
+from .confident import CONFIDENCE, DRAWS, POLICY_DRAWS, Belief, model_values
 
 POLICIES = ("lookahead", "assignment", "depth", "random", "expected", "mtc")
 MODEL_POLICIES = ("expected",)   # need a relevance model
@@ -288,16 +291,8 @@ class Judging:
             return per_topic is None or taken.get(topic, 0) < per_topic
 
         chosen = []
-        if policy in ("expected", "mtc"):
-            values = {}
-            for topic in {entry[0]: None for entry in entries}:
-                group = {e[1]: e[2] for e in entries if e[0] == topic}
-                if policy == "expected":   # (Gini fall, wrong-decision fall: confident.py)
-                    found = self.belief.values(topic, group, self.classes(topic))
-                else:
-                    found = {doc: (math.fsum(abs(mtc_weight(self.cells[p, topic].instance, doc)) for p in affected),
-                                   math.nan) for doc, affected in group.items()}
-                values.update({(topic, doc): value for doc, value in found.items()})
+        if policy in ("expected", "mtc"):  # the model's policies (confident.py)
+            values = model_values(self, policy, entries)
             entries.sort(key=lambda e: (-values[e[0], e[1]][0], e[3], self.topics.index(e[0]), e[1]))
             for entry in entries:
                 if len(chosen) < budget and room(entry[0]):
