@@ -21,8 +21,7 @@ from .runset import RunSet, _within
 def _cumulative(n: int, rows: np.ndarray, ranks: np.ndarray, depth: int) -> np.ndarray:
     """counts[row, c] = #{i : rows[i] = row, ranks[i] <= c}, c = 0..depth (1-based ranks; > depth never)."""
     keep = ranks <= depth
-    table = np.zeros((n, depth + 1), dtype=np.int64)
-    np.add.at(table, (rows[keep], ranks[keep]), 1)
+    table = np.bincount(rows[keep] * (depth + 1) + ranks[keep], minlength=n * (depth + 1)).reshape(n, depth + 1)
     return np.cumsum(table, axis=1)
 
 
