@@ -40,7 +40,7 @@ def main() -> None:
 
     import medopt
     from medopt.batch import Settings, run_matrix
-    from medopt.batch.fastpath import med_columns, range_columns
+    from medopt.batch.blocks import med_columns, range_columns
     from medopt.batch.runset import load_runset
     from medopt.io.trec import read_qrels
     from medopt.metrics import parse_metric

@@ -14,7 +14,7 @@ import pytest
 
 import medopt
 from medopt import methods
-from medopt.batch.fastpath import med_rows, range_columns
+from medopt.batch.blocks import med_rows, range_columns
 from medopt.batch.runset import columns_from_rankings, load_runset
 from medopt.metrics import resolve_max_grade
 from medopt.core.instance import RelevanceLimit, build_instance

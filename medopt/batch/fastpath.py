@@ -14,9 +14,7 @@ closed form this module works on whole blocks of topics at once:
   the block at once; the tests compare each kernel with its method on many random topic
   pairs);
 * :func:`range_columns` gives both ends of each topic's difference range (closed form,
-  nDCG profile search);
-* RR and Rprec have kernels of their own (:mod:`medopt.kernels.rr`, :mod:`medopt.kernels.rprec`), run
-  over the block by :mod:`medopt.batch.fastpath_rr` and :mod:`medopt.batch.fastpath_rprec`.
+  nDCG profile search).
 
 The per-instance methods re-score every assignment before calling a result
 certified (SPEC 5).  Here certification rests on the same proofs (the closed form is
@@ -40,8 +38,8 @@ from ..core.result import TOLERANCE
 from .runset import UNJUDGED, RunSet, _within
 
 # the per-instance methods these kernels compute in blocks (batch.matrix asks before using them)
-KERNEL_METHODS = ("closed-form", "alg1", "ndcg-profiles", "rr", "rprec")
-RANGE_KERNELS = ("closed-form", "ndcg-profiles", "rr", "rprec")  # those that give both ends of a range
+KERNEL_METHODS = ("closed-form", "alg1", "ndcg-profiles")
+RANGE_KERNELS = ("closed-form", "ndcg-profiles")  # those that give both ends of a range
 
 
 # ---------------------------------------------------------------------------
@@ -157,12 +155,6 @@ def med_columns(runset: RunSet, run_a: int, run_b: int, metric, method: str, top
     "ndcg-profiles" (nDCG@k, nDCG).
     """
     topics = np.asarray(topics, dtype=np.int64)
-    if method == "rr":  # reads each list down to its first judged relevant rank only (batch.fastpath_rr)
-        from .fastpath_rr import rr_med_columns
-        return rr_med_columns(runset, run_a, run_b, metric, topics)
-    if method == "rprec":
-        from .fastpath_rprec import rprec_med_columns
-        return rprec_med_columns(runset, run_a, run_b, metric, topics)
     a = _side(runset, run_a, topics, metric.cutoff)
     b = _side(runset, run_b, topics, metric.cutoff)
     tops = runset.max_grade[topics]
@@ -236,12 +228,6 @@ def range_columns(runset: RunSet, run_a: int, run_b: int, metric, topics: np.nda
     (topic, low, high, low_bound, high_bound, low_certified, high_certified, status, low_assignment_json,
     high_assignment_json); each end with its own assignment and bound."""
     topics = np.asarray(topics, dtype=np.int64)
-    if method == "rr":
-        from .fastpath_rr import rr_range_columns
-        return rr_range_columns(runset, run_a, run_b, metric, topics)
-    if method == "rprec":
-        from .fastpath_rprec import rprec_range_columns
-        return rprec_range_columns(runset, run_a, run_b, metric, topics)
     a = _side(runset, run_a, topics, metric.cutoff)
     b = _side(runset, run_b, topics, metric.cutoff)
     tops = runset.max_grade[topics]

@@ -37,7 +37,7 @@ from ..io.topics import unretrieved_topics
 from ..metrics import parse_metric
 from ..io.store import ResultStore, check_store_file, identify, refuse_review, remove_if_unused
 from .engines import make_engine, read_runs
-from .fastpath import KERNEL_METHODS, RANGE_KERNELS
+from .blocks import KERNEL_METHODS, RANGE_KERNELS
 from .passageset import character_job, check_character_settings, plan_passages, read_passage_set
 from .runset import chosen_topics, RunSet, load_runset
 from .tasks import Settings, Unit, companion_rows
