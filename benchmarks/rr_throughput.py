@@ -8,7 +8,9 @@ kernel (medopt/kernels/rr.py) after (issue 56).
 2. After, the batch path: a seeded subset of ``--runs`` runs loaded once (``load_runset``), then every
    pair x judged topic through the batch kernel (``fastpath.med_columns`` and ``range_columns``, method
    ``rr``): instances per second of the kernel; then ``run_matrix`` end to end (reading the files, the
-   kernel, writing every row to a new store), MED and ``--range``, instances per second of the whole job.
+   kernel, writing every row to a new store), MED and ``--range``, instances per second of the whole job,
+   and the seconds of its phases: reading the runs, computing and storing the rows (``matrix._execute``)
+   and the per-pair summary after them (``matrix.pair_summary``, exact rational means).
 
     flock /work/heavy.lock python benchmarks/rr_throughput.py              # 20 runs, 6 solver instances
     flock /work/heavy.lock python benchmarks/rr_throughput.py --runs 83 --before 10
@@ -38,7 +40,7 @@ def main() -> None:
 
     import medopt
     from medopt.batch import Settings, run_matrix
-    from medopt.batch.fastpath import med_columns, range_columns
+    from medopt.batch.blocks import med_columns, range_columns
     from medopt.batch.runset import load_runset
     from medopt.io.trec import read_qrels
     from medopt.metrics import parse_metric
@@ -98,8 +100,23 @@ def main() -> None:
         log.write({"case": f"kernel {name} {args.runs} runs", "instances": instances, "timing": timing,
                    "per_second": figures[name], "load_seconds": load_seconds})
 
-    # -- after: run_matrix end to end -----------------------------------------------------------------
+    # -- after: run_matrix end to end, with the seconds of its phases ----------------------------------
+    import medopt.batch.matrix as matrix
+    phases: dict = {}
+
+    def timing_of(name, function):
+        def timed_call(*args, **kwargs):
+            begun = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                phases[name] = phases.get(name, 0.0) + time.perf_counter() - begun
+        return timed_call
+
+    matrix._execute = timing_of("compute and store", matrix._execute)
+    matrix.pair_summary = timing_of("pair summary", matrix.pair_summary)
     for ranges in (False, True):
+        phases.clear()
         with tempfile.TemporaryDirectory() as folder:
             store = Path(folder) / "rr.sqlite"
             timing, report = harness.timed(lambda: run_matrix(
@@ -110,8 +127,11 @@ def main() -> None:
         print(f"after, run_matrix {label} (-j {args.jobs}): {timing['median']:.2f} s wall for {instances:,} instances "
               f"({instances / timing['median']:,.0f} per second; {rows:,} rows; reading the {len(runs)} runs {read:.2f} s "
               f"of it: {rows / max(timing['median'] - read, 1e-9):,.0f} rows per second without it); peak RSS {timing['peak_rss_mb']:.0f} MB")
+        compute = phases.get("compute and store", float("nan"))
+        print(f"  phases: compute and store {compute:.2f} s ({rows / compute:,.0f} rows per second), pair summary "
+              f"{phases.get('pair summary', float('nan')):.2f} s")
         log.write({"case": f"matrix {label} {args.runs} runs j{args.jobs}", "instances": instances, "rows": rows,
-                   "read_seconds": read, "timing": timing, "per_second": instances / timing["median"], "load_seconds": load_seconds})
+                   "read_seconds": read, "phases": dict(phases), "timing": timing, "per_second": instances / timing["median"], "load_seconds": load_seconds})
     log.close()
 
 

@@ -155,6 +155,7 @@ REGISTRY: dict[str, Method] = {m.name: m for m in (
                    "kernels/rr.py)"),
     Method("rprec", lambda instance, **_: rprec_med(instance), computes=family_in("Rprec"),
            exact_on=lambda instance: True, accepts=no_limits, ranges=lambda instance, **_: rprec_range(instance),
+           kernel=Kernel("rprec", ranges=True),
            summary="Rprec: for each count of unjudged documents made relevant, the best of that size (exact, "
                    "proof in kernels/rprec.py)"),
     Method("exact", lambda instance, **kw: _exact(instance, **kw),

@@ -8,7 +8,7 @@ import pytest
 import medopt
 from medopt import methods
 from medopt.batch import Settings, run_matrix
-from medopt.batch.fastpath import KERNEL_METHODS, RANGE_KERNELS
+from medopt.batch.blocks import KERNEL_METHODS, RANGE_KERNELS
 from medopt.batch.matrix import resolve_method
 from medopt.core.instance import RelevanceLimit, build_instance
 from medopt.core.result import range_direction

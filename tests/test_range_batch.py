@@ -15,7 +15,7 @@ import pytest
 import medopt
 from medopt.metrics import resolve_max_grade
 from medopt.batch import Settings, run_matrix
-from medopt.batch.fastpath import RANGE_KERNELS
+from medopt.batch.blocks import RANGE_KERNELS
 from medopt.io.trec import read_qrels, read_run
 
 from test_batch import cli, stored, write_job

@@ -16,7 +16,7 @@ import pytest
 import medopt
 from medopt import methods
 from medopt.batch import Settings, run_matrix
-from medopt.batch.fastpath import med_rows, range_columns
+from medopt.batch.blocks import med_rows, range_columns
 from medopt.batch.matrix import resolve_method
 from medopt.batch.runset import columns_from_rankings, load_runset
 from medopt.core.instance import RelevanceLimit, build_instance

@@ -37,9 +37,10 @@ from ..metrics.base import log2_discount
 from ..core.result import TOLERANCE
 from .runset import UNJUDGED, RunSet, _within
 
-# the batch kernels by name (methods.Kernel.name: each method declares its own; tests check the two agree)
-KERNEL_METHODS = ("closed-form", "alg1", "ndcg-profiles", "rr")
-RANGE_KERNELS = ("closed-form", "ndcg-profiles", "rr")  # those that give both ends of a range
+# the batch kernels of this module by name (blocks.py adds one family's kernels: RR, Rprec; each method
+# declares its own as methods.Kernel.name, and tests check that the two agree)
+KERNEL_METHODS = ("closed-form", "alg1", "ndcg-profiles")
+RANGE_KERNELS = ("closed-form", "ndcg-profiles")  # those that give both ends of a range
 
 
 # ---------------------------------------------------------------------------
@@ -155,9 +156,6 @@ def med_columns(runset: RunSet, run_a: int, run_b: int, metric, method: str, top
     "ndcg-profiles" (nDCG@k, nDCG).
     """
     topics = np.asarray(topics, dtype=np.int64)
-    if method == "rr":  # reads each list down to its first judged relevant rank only (batch.fastpath_rr)
-        from .fastpath_rr import rr_med_columns
-        return rr_med_columns(runset, run_a, run_b, metric, topics)
     a = _side(runset, run_a, topics, metric.cutoff)
     b = _side(runset, run_b, topics, metric.cutoff)
     tops = runset.max_grade[topics]
@@ -225,9 +223,6 @@ def range_columns(runset: RunSet, run_a: int, run_b: int, metric, topics: np.nda
     (topic, low, high, low_bound, high_bound, low_certified, high_certified, status, low_assignment_json,
     high_assignment_json); each end with its own assignment and bound."""
     topics = np.asarray(topics, dtype=np.int64)
-    if method == "rr":
-        from .fastpath_rr import rr_range_columns
-        return rr_range_columns(runset, run_a, run_b, metric, topics)
     a = _side(runset, run_a, topics, metric.cutoff)
     b = _side(runset, run_b, topics, metric.cutoff)
     tops = runset.max_grade[topics]

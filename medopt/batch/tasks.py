@@ -1,8 +1,8 @@
 """What one task of ``medopt matrix`` computes: its settings, its units, and the rows it returns.
 
 A task is a list of *units*, each one pair of runs, one metric, one method and a block of topics.
-Units the array kernels cover (closed forms, Alg. 1, the nDCG profile search) run as array code over
-the whole block (:mod:`medopt.batch.fastpath`); every other unit calls :func:`medopt.med` topic by
+Units the array kernels cover (closed forms, Alg. 1, the nDCG profile search, RR, Rprec) run as array
+code over the whole block (:mod:`medopt.batch.blocks`); every other unit calls :func:`medopt.med` topic by
 topic.  Tasks run in a worker (process pool, Dask) or in the main process; their rows go to the
 store in :data:`medopt.io.store.COLUMNS` order.
 """
@@ -21,7 +21,7 @@ from ..metrics.companions import COMPANION_METHOD
 from ..errors import MedoptError
 from ..metrics import parse_metric
 from ..core.result import range_direction
-from .fastpath import med_columns, range_columns
+from .blocks import med_columns, range_columns
 from ..io.store import RANGE_COLUMNS
 from .runset import RunSet
 
