@@ -7,9 +7,6 @@ from __future__ import annotations
 import itertools
 import math
 import random
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
