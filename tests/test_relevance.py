@@ -441,3 +441,21 @@ def test_plot_distribution_of_a_pair(tmp_path, metric):
     result = CliRunner().invoke(main, ["plot", "--kind", "distribution", str(tmp_path / "a.run"), "--qrels",
                                        str(tmp_path / "q.qrels"), "-m", metric, "--model", "rank", "-o", str(out)])
     assert result.exit_code == 2 and "--model" in result.output
+
+
+@pytest.mark.parametrize("metric", ["P@5", "DCG@4", "SDCG@5", "RBP(p=0.5)@5", "RBP(p=0.8)", "DCG(dcg=exp-log2)@4"])
+def test_the_linear_sampler_equals_the_evaluator(metric):
+    rng = random.Random(9)
+    for _ in range(15):
+        a, b, judged, model, top = next(instances(rng.randint(0, 10 ** 6), 1, (2,)))
+        instance = build_instance(metric, a, b, judged, max_grade=top)
+        terms = topic_terms(instance, parse_model(model), "")
+        seed = rng.randint(0, 100)
+        drawn = sample_differences(terms, np.random.default_rng(seed), 25)
+        from medopt.relevance.distribution import grades_of
+        if not terms.docs:
+            continue
+        uniform = np.random.default_rng(seed).random((25, len(terms.docs)))
+        for row, grades in enumerate(grades_of(uniform, np.cumsum(terms.probs, axis=1))):
+            score_a, score_b = instance.scores(dict(zip(terms.docs, map(int, grades))))
+            assert drawn[row] == pytest.approx(score_a - score_b, abs=1e-12)

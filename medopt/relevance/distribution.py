@@ -458,10 +458,12 @@ def sample_differences(terms: TopicTerms, rng, draws: int) -> np.ndarray:
         if fast is not None:
             out[start:start + n] = fast
             continue
-        grades = grades_of(uniform, cdf)
         if terms.linear:
-            columns = np.arange(len(terms.docs))
-            out[start:start + n] = terms.constant + terms.values[columns[None, :], grades].sum(axis=1)
+            from .fast import linear_draws
+
+            out[start:start + n] = linear_draws(np.ascontiguousarray(uniform), np.ascontiguousarray(cdf),
+                                                np.ascontiguousarray(terms.values), float(terms.constant))
         else:
+            grades = grades_of(uniform, cdf)
             out[start:start + n] = vector_scores(terms.instance, terms.docs, grades)
     return out
