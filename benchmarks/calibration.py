@@ -174,6 +174,7 @@ def main(argv=None) -> int:
     log = harness.Log(args.log, key=lambda r: (r["collection"], r["metric"], r["hidden"], r["a"], r["b"]),
                       fresh=args.fresh)
     records = list(log.done.values())
+    loaded = {}
     for name in args.collections:
         if name not in found:
             print(f"{name}: no data under {args.data}", file=sys.stderr)
@@ -182,10 +183,12 @@ def main(argv=None) -> int:
         full = read_qrels(qrels_path)
         top = max(max(g.values(), default=1) for g in full.values())
         chosen = harness.select_pairs(paths, args.pairs, args.seed)
-        runs = {p: as_run(str(p)) for pair in chosen for p in pair}
-        for hidden in args.hidden:
-            partial = hide(full, hidden, args.seed)
-            for metric in args.metrics:
+        loaded[name] = (full, top, chosen, {p: as_run(str(p)) for pair in chosen for p in pair})
+    # hidden share, then metric, then collection: a run stopped early has both collections' first rows
+    for hidden in args.hidden:
+        for metric in args.metrics:
+            for name, (full, top, chosen, runs) in loaded.items():
+                partial = hide(full, hidden, args.seed)
                 for a, b in chosen:
                     key = (name, metric, hidden, a.name, b.name)
                     if key in log:

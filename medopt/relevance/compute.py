@@ -66,15 +66,18 @@ def topic_distribution(terms, *, width: float = WIDTH, draws: int | None = None,
     started = time.perf_counter()
     metric = terms.instance.metric
     name = str(metric)
+    grid = None
     if terms.linear:
         expected, variance = linear_moments(terms)
         grid = grid_bounds([(terms.values, terms.probs, terms.constant)], width, snap=metric.rational)
-        method = "exact" if grid.exact else "bounded"
+    if grid is not None and (_width(grid.positive, grid.negative) <= width or (
+            _width(grid.positive, grid.negative) <= SAMPLED_WIDTH and atom_count(terms) > enumerate_limit)):
         result = DistributionResult(name, expected, math.sqrt(variance), sum(grid.positive) / 2,
-                                    sum(grid.negative) / 2, grid.positive, grid.negative, method, terms.reference,
+                                    sum(grid.negative) / 2, grid.positive, grid.negative,
+                                    "exact" if grid.exact else "bounded", terms.reference,
                                     _support(terms), width=_width(grid.positive, grid.negative), model=model,
                                     values=grid.values, weights=grid.weights)
-    elif atom_count(terms) <= enumerate_limit:
+    elif atom_count(terms) <= enumerate_limit:  # (a linear topic whose grid stayed wide too: a tie by cancelling)
         values, weights = enumerate_atoms(terms)
         expected, variance = _atom_moments(values, weights)
         positive = math.fsum(weights[values > TOLERANCE])
@@ -85,6 +88,9 @@ def topic_distribution(terms, *, width: float = WIDTH, draws: int | None = None,
     else:
         draws = draws or auto_draws([terms], seed)
         result = _sampled(name, _sampled_sums([terms], seed, 1, draws), terms.reference, 1, draws, seed, model)
+        if terms.linear:  # the moments stay exact
+            result.expected, variance = linear_moments(terms)
+            result.sd, result.moments = math.sqrt(variance), "exact"
     result.seconds = time.perf_counter() - started
     return result
 
@@ -207,15 +213,19 @@ def mean_distribution(terms_list, *, width: float = WIDTH, draws: int | None = N
             high.append(support[1])
         grid = grid_bounds(parts, width, snap=rational)
         method = "exact" if grid.exact else "bounded"
+    if all(small) and _width(grid.positive, grid.negative) <= SAMPLED_WIDTH:
         result = DistributionResult(name, math.fsum(means) / count, math.sqrt(math.fsum(variances)) / count,
                                     sum(grid.positive) / 2, sum(grid.negative) / 2, grid.positive, grid.negative,
                                     method, reference, (math.fsum(low) / count, math.fsum(high) / count),
                                     width=_width(grid.positive, grid.negative), topics=count, model=model,
                                     values=grid.values / count, weights=grid.weights)
-    else:
+    else:  # some topic is too large to enumerate, or the grid could not reach a useful width
         draws = draws or auto_draws(terms_list, seed)
         result = _sampled(name, _sampled_sums(terms_list, seed, 1, draws) / count, reference, count, draws, seed,
                           model)
+        if all(small):  # the moments stay exact
+            result.expected = math.fsum(means) / count
+            result.sd, result.moments = math.sqrt(math.fsum(variances)) / count, "exact"
     result.seconds = time.perf_counter() - started
     return result
 

@@ -12,7 +12,9 @@ of both lists included: shared documents take one grade) and their grade distrib
   P(S_lo > 0) <= P(d > 0) <= P(S_hi > 0), and the same for d < 0.  h shrinks until the interval is at
   most ``width`` wide (or the grid reaches MAX_CELLS: the width reached is reported; a difference of
   exactly 0 reached by terms that cancel, a tie, stays between the two roundings on every grid, so the
-  width cannot fall below the tie's probability).  Convolutions by
+  width cannot fall below the tie's probability).  When the grid cannot bring the width below the
+  sampler's (compute.SAMPLED_WIDTH: deep rankings with slowly falling weights, DCG@1000), the
+  probabilities are sampled instead; the moments stay exact.  Convolutions by
   FFT carry a floating-point error allowance (``FFT_ERROR`` times length times log2 length per
   convolution, a standard bound for vectors of total mass 1), added to both ends; mass trimmed from the
   ends of a distribution (below TRIM) is added to the upper ends.  A rational metric (P@k) whose
@@ -292,13 +294,21 @@ def grid_bounds(terms_list, width: float = WIDTH, snap: bool = False, max_cells:
     step = _rational_step([v for v, _ in blocks] + [np.array([constant])]) if snap else None
     if step is None:
         step = max(spread, 1e-12) / 1024.0
+    spans = np.concatenate(spans) if spans else np.zeros(0)
+    cells_at = lambda h: int(np.ceil(spans[spans >= h] / h).sum()) + 2 * int(np.count_nonzero(spans >= h))  # noqa
     while True:
         answer = _grid_at(blocks, constant, step, snap)
         widest = max(answer.positive[1] - answer.positive[0], answer.negative[1] - answer.negative[0])
-        cells = sum(int(np.ceil(s / step).sum()) + 2 * len(s) for s in spans)
-        if answer.exact or widest <= width or cells * 4 > max_cells:
+        if answer.exact or widest <= width:
             return answer
-        step /= 4.0
+        # the width shrinks about in proportion to the step: aim below the target in one move, within
+        # the grid's budget of cells
+        finer = step * min(0.5, max(1.0 / 64, 0.7 * width / widest))
+        while cells_at(finer) > max_cells and finer < step / 1.5:
+            finer *= 1.5
+        if finer >= step / 1.5 or cells_at(finer) > max_cells:
+            return answer
+        step = finer
 
 
 def _rational_step(arrays) -> float | None:
@@ -365,15 +375,30 @@ def _reduce_rows(offsets: np.ndarray, mass: np.ndarray) -> _Pmf:
 
 
 def _grid_at(blocks, constant: float, step: float, snap: bool) -> GridAnswer:
+    """The grid answer at ``step``.  A term whose values span less than a step would cost a whole cell
+    of uncertainty rounded on its own; such terms are summed into the constant instead, as the sure
+    interval [sum of their smallest values, sum of their largest] (its ends rounded down and up)."""
     lows, highs, exact = [], [], True
+    light_low = light_high = 0.0
     for values, weights in blocks:
+        live = weights > 0
+        smallest = np.where(live, values, np.inf).min(axis=1)
+        largest = np.where(live, values, -np.inf).max(axis=1)
+        light = (largest - smallest) < step
+        if light.any():
+            light_low += math.fsum(smallest[light])
+            light_high += math.fsum(largest[light])
+            exact &= bool(np.all(largest[light] == smallest[light]))
+            values, weights = values[~light], weights[~light]
+        if not len(values):
+            continue
         pmfs, on_grid = _block_pmfs(values, weights, step, snap, True)
         lows.extend(pmfs)
         exact &= on_grid
         pmfs, _ = _block_pmfs(values, weights, step, snap, False)
         highs.extend(pmfs)
-    c_down, c_on = _round(np.array([constant]), step, snap, True)
-    c_up, _ = _round(np.array([constant]), step, snap, False)
+    c_down, c_on = _round(np.array([constant + light_low]), step, snap, True)
+    c_up, _ = _round(np.array([constant + light_high]), step, snap, False)
     exact &= c_on
     one = _Pmf(0, np.ones(1))
     low = _product(lows) if lows else one
@@ -433,10 +458,12 @@ def sample_differences(terms: TopicTerms, rng, draws: int) -> np.ndarray:
         if fast is not None:
             out[start:start + n] = fast
             continue
-        grades = grades_of(uniform, cdf)
         if terms.linear:
-            columns = np.arange(len(terms.docs))
-            out[start:start + n] = terms.constant + terms.values[columns[None, :], grades].sum(axis=1)
+            from .fast import linear_draws
+
+            out[start:start + n] = linear_draws(np.ascontiguousarray(uniform), np.ascontiguousarray(cdf),
+                                                np.ascontiguousarray(terms.values), float(terms.constant))
         else:
+            grades = grades_of(uniform, cdf)
             out[start:start + n] = vector_scores(terms.instance, terms.docs, grades)
     return out

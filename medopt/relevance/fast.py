@@ -91,3 +91,20 @@ def ndcg_draws(uniform, cdf, columns_a, fixed_a, columns_b, fixed_b, gains, disc
             out[i] = (_dcg(columns_a, fixed_a, grades, gains, discount)
                       - _dcg(columns_b, fixed_b, grades, gains, discount)) / ideal
     return out
+
+
+@numba.njit(cache=True)
+def linear_draws(uniform, cdf, values, constant):
+    """constant + sum over documents of values[j, grade_j] per row (a linear metric's difference)."""
+    draws, docs = uniform.shape
+    top = cdf.shape[1] - 1
+    out = np.empty(draws)
+    for i in range(draws):
+        total = constant
+        for j in range(docs):
+            u, g = uniform[i, j], 0
+            while g < top and u >= cdf[j, g]:
+                g += 1
+            total += values[j, g]
+        out[i] = total
+    return out
