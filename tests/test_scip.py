@@ -127,7 +127,6 @@ def announced(*args, **kwargs):
 
 
 backends.solve_scip = announced
-backends.BACKENDS["scip"] = announced
 runs = generate_runs(2, 1, 200, seed=1, similarity=0.6)
 a, b = [list(next(iter(run.values()))) for run in runs.values()]
 try:

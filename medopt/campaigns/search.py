@@ -161,7 +161,7 @@ def search_lengths(metric, k=None) -> tuple:
 
 
 def format_lengths(lengths) -> str:
-    """``(8,)`` -> ``8``; a run of consecutive lengths as ``4-8``; others comma-separated."""
+    """``(8,)`` -> ``8``; a run of consecutive lengths as ``5-8``; others comma-separated."""
     lengths = tuple(lengths)
     if len(lengths) > 2 and lengths == tuple(range(lengths[0], lengths[-1] + 1)):
         return f"{lengths[0]}-{lengths[-1]}"

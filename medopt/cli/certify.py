@@ -47,7 +47,7 @@ GENERATED_DEPTH = 10            # --generate: the lists' length without --k
 @click.option("--generate", type=click.IntRange(min=1), default=None, help="Certify on N seeded random instances.")
 @click.option("--k", "depth", default=None, metavar="K",
               help="The length of the generated lists (--generate: default 10; --search: default the metric's "
-                   "cutoff, or a sweep such as 4-8 or 6,8).")
+                   "cutoff, or a sweep such as 5-8 or 6,8).")
 @click.option("--seed", type=int, default=0, show_default=True, help="--generate: random seed.")
 @click.option("--judged-fraction", type=click.FloatRange(0, 1), default=None, help="--generate: share judged.")
 @click.option("--max-unjudged", type=click.IntRange(min=0), default=None,
@@ -188,7 +188,7 @@ def _certify(runs, qrels, metrics, heuristics, settings, show_progress, generate
 
 
 def parse_lengths(text: str | None) -> tuple | None:
-    """``--k``: ``8``, ``4-8`` (every length from 4 to 8) or ``6,8``; None when not given."""
+    """``--k``: ``8``, ``5-8`` (every length from 5 to 8) or ``6,8``; None when not given."""
     if text is None:
         return None
     lengths = []

@@ -85,7 +85,9 @@ def solve(model, solver: str = "highs", time_limit: float | None = None, cutoff:
         return Outcome("timeout", math.nan, math.inf, None, 0.0)
     if not matrix.columns:  # nothing to decide (every document judged): the objective is a constant
         return Outcome("optimal", matrix.offset, matrix.offset, ColumnValues([], np.zeros(0)), 0.0, np.zeros(0))
-    outcome = BACKENDS[solver](matrix, time_limit, cutoff)
+    # looked up at each call (not kept in a table): a test or a profiler that wraps a backend is seen
+    backend = {"highs": solve_highs, "cpsat": solve_cpsat, "scip": solve_scip}[solver]
+    outcome = backend(matrix, time_limit, cutoff)
     if cutoff is not None:
         if outcome.status == "infeasible":
             return Outcome("optimal", math.nan, cutoff + CUTOFF_SLACK, None, outcome.seconds)
@@ -427,6 +429,3 @@ def solve_scip(matrix: MatrixModel, time_limit: float | None, cutoff: float | No
     if status == "optimal":
         return Outcome("optimal", objective, max(bound, objective), values, seconds, x)
     return Outcome("timeout", objective, bound if math.isfinite(bound) else math.inf, values, seconds, x)
-
-
-BACKENDS = {"highs": solve_highs, "cpsat": solve_cpsat, "scip": solve_scip}
