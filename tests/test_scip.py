@@ -148,3 +148,20 @@ def test_ctrl_c_stops_a_scip_solve():
     assert status == 130, (status, err[-2000:])
     assert "Traceback" not in err and "terminate called" not in err, err[-2000:]
     assert latency < LATENCY, latency
+
+
+def test_scip_takes_empty_and_free_rows():
+    """A row with no column left (0 within its bounds) or with no bound at all: kept out of SCIP's
+    model (its ExprCons refuses both); an empty row whose bounds exclude 0 makes the model infeasible."""
+    matrix, best = knapsack()
+    n = len(matrix.columns)
+    A = sp.vstack([matrix.A, sp.csr_matrix((1, n)), sp.csr_matrix(np.ones((1, n)))]).tocsr()
+    wider = MatrixModel(matrix.c, matrix.offset, A, np.append(matrix.row_lower, [-1.0, -np.inf]),
+                        np.append(matrix.row_upper, [1.0, np.inf]), matrix.lower, matrix.upper, matrix.integer,
+                        matrix.columns)
+    found = solve(wider, "scip")
+    assert found.status == "optimal" and found.objective == pytest.approx(best, abs=1e-9)
+    failing = MatrixModel(matrix.c, matrix.offset, A, np.append(matrix.row_lower, [1.0, -np.inf]),
+                          np.append(matrix.row_upper, [2.0, np.inf]), matrix.lower, matrix.upper, matrix.integer,
+                          matrix.columns)
+    assert solve(failing, "scip").status == "infeasible"

@@ -396,6 +396,10 @@ def solve_scip(matrix: MatrixModel, time_limit: float | None, cutoff: float | No
         if not i % 4096 and out_of_time():
             return Outcome("timeout", math.nan, math.inf, None, time.perf_counter() - started)
         start, end = indptr[i], indptr[i + 1]
+        if start == end or (math.isinf(lo) and math.isinf(hi)):  # no column, or no bound: ExprCons refuses it
+            if lo > 1e-9 or hi < -1e-9:  # a row of constants that fails
+                return Outcome("infeasible", math.nan, -math.inf, None, time.perf_counter() - started)
+            continue
         expression = quicksum(v * variables[j] for j, v in zip(indices[start:end], data[start:end]))
         model.addCons(ExprCons(expression, lhs=None if math.isinf(lo) else lo, rhs=None if math.isinf(hi) else hi))
     used = np.flatnonzero(matrix.c)
