@@ -11,6 +11,7 @@ from ..plots import flips as flip_plots
 from ..plots import ranges as range_plots
 from ..plots import verdicts as verdict_plots
 from ..plots import rbo as rbo_plots
+from ..plots.likely import plot_model_distribution
 from ..errors import MedoptError
 from ..io.output import store_files
 from ..io.trec import read_run
@@ -70,8 +71,6 @@ def plot_command(runs, kind, store, metrics, pair, method, qrels, fractions, dep
         if kind != "distribution" or len(runs) != 2 or not qrels or len(metrics) != 1 or model is None:
             raise MedoptError("--model draws --kind distribution of two RUNS with --qrels, one -m METRIC and "
                               "--model MODEL")
-        from ..plots.likely import plot_model_distribution
-
         plot_model_distribution(runs[0], runs[1], qrels, metrics[0], list(outputs), model=model, seed=seed,
                                 complete=complete, topics=topics, time_limit=DEFAULT_TIME_LIMIT, warn=warn)
         click.echo(f"medopt: wrote {', '.join(outputs)}", err=True)

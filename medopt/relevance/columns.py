@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..errors import MedoptError
+from ..io.topics import read_topic_choice
 from .compute import check_support, pair_distribution
 
 MODEL_COLUMNS = ("expected", "p_a_better", "p_flip", "p_low", "p_high", "p_flip_low", "p_flip_high", "p_method",
@@ -33,9 +35,6 @@ def pair_models(pairs, runs: dict, qrels, *, model, warn, complete=False, topics
     """The per-pair summary rows ``pairs`` (batch.summary's, or a store's ``pairs`` table) with the SPEC 13
     columns added, each (pair, metric) over the pair's SPEC 10 topics (``complete``, ``topics``).
     ``runs``: run name -> run in any form; the ``rank`` model is fitted on each pair's two runs."""
-    from ..errors import MedoptError
-    from ..io.topics import read_topic_choice
-
     chosen = read_topic_choice(topics)
     said, done, out = set(), {}, []
     once = lambda message: message in said or said.add(message) or warn(message)  # noqa: E731

@@ -132,7 +132,7 @@ def difference_distribution(metric, a, b, judgments=None, *, model="uniform(p=0.
     result = topic_distribution(terms, width=width, draws=draws, seed=seed, enumerate_limit=enumerate_limit,
                                 model=fitted.describe())
     if check_range:
-        from .. import api
+        from .. import api  # deferred: the exact range machinery loads only when check_range asks for it
 
         span = api.difference_range(metric, a, b, judgments, max_grade=grade, gains=gains, pad=pad)
         check_support(result.support, span.low_bound, span.high_bound, "the topic")

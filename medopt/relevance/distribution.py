@@ -28,6 +28,9 @@ of both lists included: shared documents take one grade) and their grade distrib
 A difference counts as positive when it exceeds TOLERANCE (SPEC 7's tie tolerance).
 """
 
+# size: one topic's three computations (exact moments, the proven grid, the sampler) with their proofs,
+# beside the result they fill
+
 from __future__ import annotations
 
 import itertools
@@ -444,7 +447,7 @@ def draw_grades(probs: np.ndarray, rng, draws: int) -> np.ndarray:
 def sample_differences(terms: TopicTerms, rng, draws: int) -> np.ndarray:
     """``draws`` seeded draws of the topic's difference (each unjudged document drawn once, from one
     uniform: the same seed gives the same grades whichever scorer reads them)."""
-    from .scoring import compiled_scores, vector_scores
+    from .scoring import compiled_scores, vector_scores  # deferred: scoring reaches the numba kernels
 
     if not terms.docs:
         return np.full(draws, terms.reference)
@@ -459,7 +462,7 @@ def sample_differences(terms: TopicTerms, rng, draws: int) -> np.ndarray:
             out[start:start + n] = fast
             continue
         if terms.linear:
-            from .fast import linear_draws
+            from .fast import linear_draws  # deferred: numba compiles on first use
 
             out[start:start + n] = linear_draws(np.ascontiguousarray(uniform), np.ascontiguousarray(cdf),
                                                 np.ascontiguousarray(terms.values), float(terms.constant))

@@ -119,7 +119,7 @@ def compiled_scores(instance: Instance, docs, uniform: np.ndarray, cdf: np.ndarr
     metric, top = instance.metric, instance.max_grade
     if metric.family not in ("AP", "nDCG"):
         return None
-    from . import fast
+    from . import fast  # deferred: numba compiles on first use
 
     index = {d: i for i, d in enumerate(docs)}
     judged = {d: min(int(g), top) for d, g in instance.judgments.items()}

@@ -15,6 +15,8 @@ so the true maximum is at most ``(CP-SAT bound + E) / S``: that is the bound
 reported, and it holds whatever the rounding did.
 """
 
+# size: the three solver backends (HiGHS, CP-SAT, SCIP) behind one interface, with what each declares
+
 from __future__ import annotations
 
 import math
