@@ -142,11 +142,11 @@ def test_retry_timeouts_recomputes_uncertified_rows(tmp_path):
 
 def test_default_time_limit_is_recorded(tmp_path):
     write_inputs(tmp_path)
-    assert cli(tmp_path, "matrix", "a.run", "b.run", "-m", "RR@3", "-m", "P@3", "-j", "1").exit_code == 0
+    assert cli(tmp_path, "matrix", "a.run", "b.run", "-m", "AP@3", "-m", "P@3", "-j", "1").exit_code == 0
     with ResultStore(tmp_path / "medopt-matrix.sqlite") as store:
         limits = {(r["metric"], r["solver"]): r["time_limit"] for r in store.rows()}
     assert limits[("P@3", "numpy")] is None  # the closed form takes no limit
-    assert {v for (m, _), v in limits.items() if m == "RR@3"} == {60.0}
+    assert {v for (m, _), v in limits.items() if m == "AP@3"} == {60.0}
 
 
 OLD_SCHEMA = """
