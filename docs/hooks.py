@@ -208,7 +208,7 @@ def defined_at(name: str) -> str | None:
     for cut in range(len(parts), 0, -1):
         try:
             value = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
+        except (ImportError, TypeError, ValueError):  # TypeError, ValueError: a relative name (`.models`)
             continue
         try:
             for part in parts[cut:]:
