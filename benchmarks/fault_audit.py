@@ -6,7 +6,7 @@ The counts are printed for the whole table and for each class of case (``Case.kl
 issue 50's output, reader and exit classes), with data loss (a preserved file replaced or changed)
 and hangs (a process case killed at its timeout) among them.
 
-Part 1 runs every case of ``tests/fault_cases.py`` (the table ``tests/test_faults.py`` runs): every
+Part 1 runs every case of ``tests/fault_cases.py`` (the table ``tests/cli/test_faults.py`` runs): every
 malformed run and qrels file through every command and engine, bad / foreign / locked stores,
 unwritable outputs, bad options.  Each case must end in exit status 2, one stderr line
 ``medopt: error: ...``, no traceback and nothing left in its working directory.
@@ -32,7 +32,7 @@ from pathlib import Path
 
 import harness
 
-fault_cases = harness.tests_module("fault_cases")  # the table tests/test_faults.py runs
+fault_cases = harness.tests_module("fault_cases")  # the table tests/cli/test_faults.py runs
 cases, run_case = fault_cases.cases, fault_cases.run_case
 
 KEYS = ("cases", "tracebacks", "leftovers", "wrong exit codes", "not one error line", "internal errors",

@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/limits_audit.py [--repeat N] [--limits 1,4] [--quick] [--cold] [--calibrate]
         [--log FILE]
 
-Part 1, interrupts: the child processes of tests/test_interrupts.py (a HiGHS MIP, HiGHS's MIP set-up,
+Part 1, interrupts: the child processes of tests/limits/test_interrupts.py (a HiGHS MIP, HiGHS's MIP set-up,
 CP-SAT, the Q-measure's box LPs, enumeration, ``medopt compare``), each interrupted ``--repeat``
 times once its solve is under way; prints the largest latency (SIGINT sent -> process exited) per
 case and any ending other than exit status 130.
@@ -39,7 +39,7 @@ from harness import ROOT
 
 DLHARD = harness.DL_HARD
 MEDOPT = Path(sys.executable).with_name("medopt")
-CHILD = harness.tests_module("test_interrupts").CHILD  # the interrupt children of tests/test_interrupts.py
+CHILD = harness.tests_module("test_interrupts").CHILD  # the interrupt children of tests/limits/test_interrupts.py
 
 
 def run_child(command, *, marker=None, wait=None, timeout=600):
@@ -94,7 +94,7 @@ def interrupts(repeat: int, folder: Path, log) -> dict:
     for name, rankings in generate_runs(2, 1, 100, seed=1, similarity=0.6).items():
         paths.append(str(folder / f"{name}.txt"))
         write_run(paths[-1], rankings, name)
-    # as tests/test_interrupts.py: the Q-measure's box search with grades up to 3 (over 40 s); AP@100, once
+    # as tests/limits/test_interrupts.py: the Q-measure's box search with grades up to 3 (over 40 s); AP@100, once
     # a minute of HiGHS, is settled by the roof dual's search in under a second and ended before the SIGINT
     compare = [str(MEDOPT), "compare", *paths, "-m", "Q(beta=1)@100", "--max-grade", "3", "--solver", "highs",
                "--time-limit", "none"]

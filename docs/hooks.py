@@ -9,7 +9,7 @@ they are, never copied into ``docs/``:
 - the README, as the page ``readme.md``;
 - MathJax, from the installed package django-static-mathjax (a part of the docs extra), at
   ``assets/mathjax/``: the notebooks' maths is typeset in the browser with no network access
-  (``docs/assets/mathjax.js`` loads it; tests/test_docs_site.py checks it in headless Chromium).
+  (``docs/assets/mathjax.js`` loads it; tests/house/test_docs_site.py checks it in headless Chromium).
 
 Pages link to each other by their repository paths (``../models/README.md`` from ``docs/``,
 ``docs/limits.md`` from the README), so the links also work when the files are read in the

@@ -4,7 +4,7 @@ unwritable outputs, bad stores (foreign, locked, not SQLite), bad options.
 Each case runs in a fresh working directory holding tiny good inputs (three runs of three topics,
 their qrels, a good store) plus the case's own files, and must end in exit status 2, exactly one
 stderr line starting ``medopt: error:``, no traceback, and no file or directory that was not there
-before.  ``tests/test_faults.py`` runs the table under pytest; ``benchmarks/fault_audit.py`` replays
+before.  ``tests/cli/test_faults.py`` runs the table under pytest; ``benchmarks/fault_audit.py`` replays
 it and prints the counts.  Cases run in-process (click's CliRunner) unless processes matter: the
 default ``-j`` reads runs and computes on a process pool (forked from the caller, so errors cross a
 process boundary either way), Dask starts a cluster, and stdout on /dev/full needs a real stdout.

@@ -72,7 +72,7 @@ class ListScores:
     What a score reads (``Metric.score``'s contract, metrics/base.py): the grades of the list's
     documents and, for a recall-based metric, the collection's grades, through R and the ideal gain
     profile, that is through how many documents take each grade; no metric tells unranked documents
-    apart (``tests/test_registry.py`` checks that a metric not declared recall-based ignores every
+    apart (``tests/core/test_registry.py`` checks that a metric not declared recall-based ignores every
     grade outside its list).  The judged grades are fixed, so the key is the grades assigned to the
     list's unjudged documents and, for a recall-based metric, how many unjudged documents take each
     grade.  Two assignments with one key give the evaluator collections that agree on all it reads,

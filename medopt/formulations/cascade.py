@@ -366,7 +366,7 @@ class Cascade(Formulation, DirectModel, CompactModel):
                   doc="maximise ERR (or RR) of the better list minus the other")
         m.bound_slack = 2 * NEGLIGIBLE_REACH
         # HiGHS 1.14's presolve returns a wrong "optimal" answer on some of these models (a
-        # 4-column one in tests/test_exact_cascade.py::test_compact_model_presolve_case);
+        # 4-column one in tests/exact/test_exact_cascade.py::test_compact_model_presolve_case);
         # without presolve every oracle test agrees
         m.highs_options = {"presolve": "off"}
         return m

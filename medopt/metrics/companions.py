@@ -27,7 +27,7 @@ PyPI ``rbo`` 0.1.3 gives RBO_ext (eq. 32) but no RBO_min or residual and pins nu
 medopt's dependencies cannot share; ``ranked-overlap`` 0.1.0 gives one extrapolated value, equal
 to eq. (30) on lists of one length but not eq. (32) on uneven ones; ir_measures' ``Compat`` is
 another measure (a run against the qrels).  So the formulas are written here, and
-tests/test_rbo.py checks them against Webber's own rbo_ext values, a reference RBO_min/residual
+tests/metrics/test_rbo.py checks them against Webber's own rbo_ext values, a reference RBO_min/residual
 implementation's values, a brute-force computation from the definition, and both libraries.
 """
 

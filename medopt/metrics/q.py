@@ -47,7 +47,7 @@ class Q(Metric):
         enumeration, formulations/q/boxes.py): ``ranking_grades`` is an (m, L) integer array, row r
         the grades of the ranking's top L in collection r; ``grade_counts`` maps each grade g that
         occurs in a collection to an (m,) array, the number of its documents with grade exactly g.
-        The same sums as ``score`` (tests/test_exact_q.py compares them): cg*(i) is the sum of the
+        The same sums as ``score`` (tests/exact/test_exact_q.py compares them): cg*(i) is the sum of the
         i largest gains of the collection, here from the counts of the grades taken by gain."""
         import numpy as np
 

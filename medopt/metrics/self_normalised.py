@@ -4,7 +4,7 @@ SN_AP@k, each normalised by what its own top k holds, not by the collection.
 SN_DCG@k = DCG@k / DCG@k of the same top-k gains sorted decreasing, 0 when no gain is in the top k;
 SN_AP@k = (1/R_k) sum_{i<=k} b_i P@i, R_k the relevant documents in the top k, 0 when R_k = 0.
 Moffat's examples: SN-DCG@5 of "10100" is (1 + 0.5) / (1 + 0.63) = 0.92 and of "10101" 1.89 / 2.13 =
-0.88; SN-AP@5 of "10000" is 1 and of "10001" 0.7 (tests/test_new_measures_b.py).
+0.88; SN-AP@5 of "10000" is 1 and of "10001" 0.7 (tests/exact/test_new_measures_b.py).
 
 No reduction is declared.  Both are non-convergent (Moffat): a relevant document added to a list
 can lower its score ("10000" -> "10001" above), so neither "a worse-only document at 0" nor "a

@@ -42,7 +42,7 @@ class U(Metric):
     doc = "U(L) = sum_i c_i max(0, 1 - i/L) over the characters of a trailtext (SPEC 8)"
     characters = True                   # scores trailtexts of passages, not rankings of documents
     references = {"none": "no reference toolkit computes the U-measure over passage runs; the "
-                          "per-character brute force of tests/test_med_u.py checks it"}
+                          "per-character brute force of tests/metrics/test_med_u.py checks it"}
     examples = ("U(L=12000)", "U(L=50)")
 
     def __post_init__(self):

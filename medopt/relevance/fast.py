@@ -1,6 +1,6 @@
 """Compiled samplers (numba) for AP and nDCG, the deep metrics the sampler meets most: from the same
 uniforms as distribution.draw_grades (a document's grade is the number of its CDF's values 0..G-1 at or
-below its uniform), each draw's M(A) - M(B) in one pass over the lists.  tests/test_relevance.py
+below its uniform), each draw's M(A) - M(B) in one pass over the lists.  tests/metrics/test_relevance.py
 checks them against the evaluator."""
 
 from __future__ import annotations

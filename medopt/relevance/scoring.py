@@ -1,6 +1,6 @@
 """Scores of many completions at once, for the sampler: M(A) - M(B) for every row of drawn grades.
 
-AP, nDCG, RR and ERR have vectorised scorers written from SPEC 3 (tests/test_relevance.py checks each
+AP, nDCG, RR and ERR have vectorised scorers written from SPEC 3 (tests/metrics/test_relevance.py checks each
 against the project's evaluator on random draws); any other family is scored draw by draw by the
 evaluator itself (slower, and the same numbers by construction).
 """

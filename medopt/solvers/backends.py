@@ -96,7 +96,7 @@ def solve(model, solver: str = "highs", time_limit: float | None = None, cutoff:
         if math.isfinite(outcome.bound):
             # the solver's bound covers only what it did not cut off, and the part cut off holds
             # nothing above the cutoff.  (HiGHS may even return a solution below the cutoff as
-            # "optimal" with that solution's value as its bound: tests/test_cutoff.py.)
+            # "optimal" with that solution's value as its bound: tests/exact/test_cutoff.py.)
             outcome.bound = max(outcome.bound, cutoff + CUTOFF_SLACK)
     return outcome
 
@@ -318,7 +318,7 @@ def solve_cpsat(matrix: MatrixModel, time_limit: float | None, cutoff: float | N
     rounding = float(np.abs(matrix.c * scale - scaled) @ magnitude)
     # No cutoff row here: with the row  scaled.x >= floor(S (cutoff - offset) - rounding)  CP-SAT
     # 9.15's presolve declared a feasible nDCG@100 case model infeasible (the optimum, fixed, was
-    # accepted; without presolve it was found): tests/test_exact.py::test_cpsat_cutoff_regression.
+    # accepted; without presolve it was found): tests/exact/test_exact.py::test_cpsat_cutoff_regression.
     # The cutoff is applied by stopping the search from the best-bound callback instead.
     used = np.flatnonzero(scaled)
     model.maximize(cp_model.LinearExpr.weighted_sum([variables[j] for j in used], scaled[used].astype(np.int64).tolist()))
@@ -356,7 +356,7 @@ def solve_cpsat(matrix: MatrixModel, time_limit: float | None, cutoff: float | N
     if status == cp_model.UNKNOWN:
         # No solution and no proof: a solve stopped inside presolve reports best_objective_bound
         # = 0 (the proto's default), which is no bound at all (a Q-measure box at k = 100 was
-        # closed on it: tests/test_backends.py::test_cpsat_unknown_reports_no_bound).
+        # closed on it: tests/exact/test_backends.py::test_cpsat_unknown_reports_no_bound).
         return Outcome("timeout", math.nan, math.inf, None, seconds)
     bound = (solver.best_objective_bound + rounding) / scale + matrix.offset
     if status == cp_model.OPTIMAL:

@@ -31,7 +31,7 @@ ends:
   whose variables are all fixed is closed at its value.  Otherwise it is split on a free variable
   (the one with the largest total |weight| of its pairs), best bound first.
 
-Tests: tests/test_roof_search.py (against enumeration, with implications and floors)."""
+Tests: tests/exact/test_roof_search.py (against enumeration, with implications and floors)."""
 
 from __future__ import annotations
 

@@ -141,7 +141,7 @@ class PrecisionSums(PrecisionBounds, Formulation, DirectModel, CaseModels, Dinke
 
     def direct_matrix(self, instance, direction):
         """build_direct's model from the same code, written straight into a matrix (modeling.new_matrix)
-        instead of Pyomo: the same rows, row for row (tests/test_limits.py::test_ssp_direct_matrix_is_the_pyomo_model),
+        instead of Pyomo: the same rows, row for row (tests/limits/test_limits.py::test_ssp_direct_matrix_is_the_pyomo_model),
         built in a fraction of the time and with deadline checks all the way (Pyomo's build and
         compile of an SSP@1000 model took seconds per direction: docs/limits.md#time-limits)."""
         m = new_matrix(instance)
@@ -184,7 +184,7 @@ class PrecisionSums(PrecisionBounds, Formulation, DirectModel, CaseModels, Dinke
     def dinkelbach_matrix(self, instance, direction):
         """build_dinkelbach's model (N, D and their rows, lam left to the caller) from the same code,
         written straight into a matrix (modeling.new_matrix) instead of Pyomo: the same columns and rows, row for row
-        (tests/test_exact.py::test_ap_dinkelbach_matrix_is_the_pyomo_model), without Pyomo's cost
+        (tests/exact/test_exact.py::test_ap_dinkelbach_matrix_is_the_pyomo_model), without Pyomo's cost
         per expression (measured: docs/explanation/precision-sums.md#dinkelbach-for-ap-and-apnormmin)."""
         m = new_matrix(instance)
         numerator, denominator = self.dinkelbach_rows(m, instance, direction)

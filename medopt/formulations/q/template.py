@@ -19,7 +19,7 @@ as J_g): rel(d) #{E + d of grade >= g} + J_g rel(d) <= hi_g rel(d) (when hi_g is
 rel(d) #{E + d of grade >= g} >= (lo_g - J_g) rel(d).  They are the prefix rows with E as large as
 it gets, valid for the same reason (RLT products of rel(d) with "C_g <= hi_g" and "U_g >= lo_g -
 J_g").  With them the LP relaxation of a profile equalled its MILP optimum on nearly every profile
-tried (tests/test_exact_q.py checks it on test profiles with G = 1..3), so solve_boxes solves a profile's LP first
+tried (tests/exact/test_exact_q.py checks it on test profiles with G = 1..3), so solve_boxes solves a profile's LP first
 (``exact_lp``) and settles the profile when the LP optimum does not beat the cutoff or its
 rounded point, re-scored, reaches it; otherwise its MILP.  Only for profiles: in every box LP
 the extra rows cost more than the tighter bounds save.  (Measured:
@@ -57,7 +57,7 @@ class BoxModels:
     (+-inf bound), and sets the objective from the per-rank term vectors and the box's
     denominators.  The patched matrix is therefore the compiled form of ``build`` for that case
     or box, up to free rows and a ranged count row written as two rows
-    (tests/test_exact_q.py compares their optima)."""
+    (tests/exact/test_exact_q.py compares their optima)."""
 
     def __init__(self, instance, direction, collection: bool = False):
         self.instance, self.direction = instance, direction

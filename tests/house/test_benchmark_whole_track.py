@@ -10,7 +10,7 @@ from pathlib import Path
 from medopt.io.trec import write_qrels, write_run
 from medopt.synthetic.generate import generate_qrels, generate_runs
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "whole_track.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "whole_track.py"
 
 
 def test_whole_track_on_a_generated_track(tmp_path):

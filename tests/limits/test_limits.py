@@ -1,6 +1,6 @@
 """Limits that hold (docs/limits.md): a time limit covers model building and every method, a model
 predicted too large is refused before it is built, and grades beyond what the arithmetic supports
-are clear errors.  Interrupts: tests/test_interrupts.py."""
+are clear errors.  Interrupts: tests/limits/test_interrupts.py."""
 
 import _thread
 import math

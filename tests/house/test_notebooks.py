@@ -23,7 +23,7 @@ import ipykernel  # noqa: F401  (the test extra installs all three; a missing on
 import nbclient
 import nbformat
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
 CELL_TIMEOUT = 300  # seconds per cell
 KERNEL_MARK = "kernel python: "

@@ -13,7 +13,7 @@ from medopt.errors import InputFrameError, MedoptError
 from medopt.io.frames import as_qrels, as_run
 from medopt.io.trec import read_qrels, read_run
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 RUN_A, RUN_B, QRELS = (EXAMPLES / name for name in ("run.run0.txt", "run.run2.txt", "qrels.txt"))
 METRICS = ["P@5", "nDCG@10", "AP@5"]
 VALUES = ["topic", "metric", "med", "direction", "certified", "upper_bound", "method"]

@@ -12,7 +12,7 @@ import medopt
 from medopt.cli import main
 from medopt.io.trec import read_qrels, read_run
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def run(*args):

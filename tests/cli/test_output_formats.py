@@ -15,7 +15,7 @@ import medopt
 from medopt.cli import main
 from medopt.errors import MedoptError
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 A, B, QRELS = (str(EXAMPLES / name) for name in ("run.run0.txt", "run.run1.txt", "qrels.txt"))
 ARGS = ["compare", A, B, "--qrels", QRELS, "-m", "P@5", "-m", "AP@5"]
 

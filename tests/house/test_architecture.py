@@ -11,7 +11,7 @@ from pathlib import Path
 
 import grimp
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "medopt"
 MAX_LINES = 400
 SIZE_REASON = "# size:"  # a module over MAX_LINES states why in a comment starting with this

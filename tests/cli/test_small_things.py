@@ -20,7 +20,7 @@ from medopt.errors import MedoptError, MetricSyntaxError, command_line, option
 from medopt.io.trec import read_run
 from medopt.io.topics import read_topic_choice
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 RUNS = [EXAMPLES / f"run.run{i}.txt" for i in range(4)]
 QRELS = EXAMPLES / "qrels.txt"
 

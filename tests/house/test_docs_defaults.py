@@ -16,7 +16,7 @@ from medopt.core.deadlines import MEMORY_LIMIT
 from medopt.exact.driver import DEFAULT_SOLVER
 from medopt.formulations.precision.sums import PrecisionSums
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted((ROOT / "docs").rglob("*.md")) + [ROOT / "README.md"]
 
 

@@ -12,7 +12,7 @@ import pytest
 import medopt
 from medopt.io.trec import read_qrels, read_run
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 RUN, OTHER, QRELS = (EXAMPLES / name for name in ("run.run0.txt", "run.run3.txt", "qrels.txt"))
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from medopt.errors import interruptible_import
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LATENCY = 2.0  # seconds from SIGINT to the process's exit
 
 # The child announces the solve ("SOLVING") from inside the function that runs it, then runs it to

@@ -25,7 +25,7 @@ from pathlib import Path
 import mkdocs  # noqa: F401  (installed with the test extra; a missing one must fail, not skip)
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 

@@ -94,7 +94,7 @@ def test_search_nodes_come_out_of_the_shared_budget():
 def without_count_boxes(monkeypatch) -> None:
     """The AP directions that the roof dual does not settle go to the exact search over it, as they did
     before the branch and bound over the relevant count (exact/count_boxes.py, tested in
-    tests/test_count_boxes.py), so that these tests still reach the search."""
+    tests/exact/test_count_boxes.py), so that these tests still reach the search."""
     import medopt.exact.relaxation as relaxation
 
     monkeypatch.setattr(relaxation, "count_boxes_apply", lambda *args: False)

@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fault_cases import GOOD_RUNS, QRELS, cases, listing, run_case  # noqa: E402
 

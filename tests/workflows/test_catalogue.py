@@ -12,7 +12,7 @@ from medopt.workflows.catalogue import EXAMPLES, export_model, slug, write_catal
 from medopt.cli import main
 from medopt.core.instance import build_instance
 
-MODELS = Path(__file__).resolve().parent.parent / "models"
+MODELS = Path(__file__).resolve().parents[2] / "models"
 
 
 def brute_force(metric, example, direction):

@@ -49,7 +49,7 @@ print(json.dumps({"seconds": seconds, "peak": resource.getrusage(resource.RUSAGE
 def deep_call(metric: str, time_limit: float, max_grade: int = 0, method: str = "auto") -> dict:
     """The call in a fresh interpreter under a memory limit of LIMIT_GB, after a small call of the same
     metric has imported the models (the first call's imports count against its limit too:
-    tests/test_limits.py times that on its own): its seconds (counted from the call, as time_limit
+    tests/limits/test_limits.py times that on its own): its seconds (counted from the call, as time_limit
     is) and the process's peak resident set."""
     env = {"MEDOPT_MEMORY_LIMIT_GB": str(LIMIT_GB), "PATH": "/usr/bin:/bin",
            "PYTHONPATH": ":".join(p for p in sys.path if p)}
@@ -196,7 +196,7 @@ def test_matrix_sends_a_profile_search_of_many_grades_through_the_time_limit(tmp
     top = methods.FAST_PROFILE_GRADES  # the profile search's batch kernel covers up to it (methods.REGISTRY)
     assert matrix.resolve_method(ndcg, top, matrix.Settings(), {}) == ("ndcg-profiles", True)
     assert matrix.resolve_method(ndcg, top + 1, matrix.Settings(), {}) == ("ndcg-profiles", False)
-    examples = Path(__file__).resolve().parents[1] / "examples"
+    examples = Path(__file__).resolve().parents[2] / "examples"
     values = {}
     for label, threshold in (("fast", top), ("per topic", 3)):
         monkeypatch.setattr(methods, "FAST_PROFILE_GRADES", threshold)

@@ -8,7 +8,7 @@ parameters dcg=exp-log2 and gains={..}.
 * Moffat's worked examples; the metric strings and their errors; gains on the array fast path.
 
 The evaluators are cross-checked against their references (ir_measures' providers) in
-tests/test_metrics_ir_measures.py.
+tests/metrics/test_metrics_ir_measures.py.
 """
 
 from __future__ import annotations

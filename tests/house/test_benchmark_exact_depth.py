@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "exact_depth.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "exact_depth.py"
 
 
 @pytest.fixture(scope="module")

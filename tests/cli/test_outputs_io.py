@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[1]))
 from fault_cases import cli_in, write_inputs, _blank_bomb  # noqa: E402
 
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 cli = cli_in  # medopt ARGS run from a folder (fault_cases)

@@ -18,7 +18,7 @@ import pytest
 
 from medopt.io.store import COLUMNS, KEY, ResultStore
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TOPICS = 80  # 3 runs: 240 AP@8 instances, a few seconds of work on two workers
 START_SECONDS = 60
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 SCRIPTS = sorted(path for path in BENCHMARKS.glob("*.py") if path.name != "harness.py")
 
 

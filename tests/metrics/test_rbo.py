@@ -18,7 +18,7 @@ from medopt.errors import MetricSyntaxError
 from medopt.io.trec import read_run
 from medopt.io.store import ResultStore
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 RUNS = [EXAMPLES / f"run.run{i}.txt" for i in range(3)]
 QRELS = EXAMPLES / "qrels.txt"
 ALPHABET = "abcdefghijklmnopqrstuvwxyz"
