@@ -10,11 +10,21 @@ as a CI runner may start the suite) inherits SIGINT *ignored*, and so does every
 Python then installs no KeyboardInterrupt handler, and the interrupt tests (which send SIGINT to a
 child, or to this process) saw solves run to their end.  Installing Python's own handler here puts
 SIGINT back for the test processes, and a child started from them (exec resets a handled signal to
-its default) gets Python's handler too, as it would from a terminal."""
+its default) gets Python's handler too, as it would from a terminal.
+
+The tests are grouped by layer (tests/core, tests/exact, ...); a test module may import helpers from
+another (test_batch's ``write_job``, test_fastpath's ``random_topics``), so every layer folder is on
+the import path from the start, whichever file or folder pytest is asked to run (the module names
+are unique across the folders)."""
 
 import os
 import signal
+import sys
 from pathlib import Path
+
+for _folder in sorted(Path(__file__).resolve().parent.iterdir()):
+    if _folder.is_dir() and not _folder.name.startswith((".", "_")) and str(_folder) not in sys.path:
+        sys.path.append(str(_folder))
 
 SHARED_DATA = Path(os.environ.get("MEDOPT_SHARED_DATA") or Path(__file__).resolve().parents[1].parent / "shared" / "data")
 
