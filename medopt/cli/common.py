@@ -82,10 +82,14 @@ def one_line_errors(invoke, ctx):
     except (click.ClickException, click.exceptions.Exit, click.Abort):
         raise  # click's own: usage errors are made one line in MedoptCommand.main
     except MedoptError as error:
+        if signals.RECEIVED:  # a signal came first: the error is its consequence (a wait it broke off)
+            _interrupted()
         _fail(error)
     except KeyboardInterrupt:
         _interrupted()
     except OSError as error:
+        if signals.RECEIVED:
+            _interrupted()
         if os.environ.get("MEDOPT_DEBUG"):
             raise
         _os_error(error)

@@ -33,10 +33,11 @@ def cold(metric: str) -> tuple:
 def test_a_cold_call_at_depth_1000_returns_within_the_limit(metric):
     """time_limit=1 at k = 1000: the call returned after 2.1-2.3 s when it imported Pyomo (about 1 s
     of the limit, most of it plugin packages no model uses) before deciding there was no time for a
-    model; now the answer (the heuristics' and the bounds without a model) comes within 2.1 s."""
+    model; now the answer (the heuristics' and the bounds without a model) comes within 2.1 s: a
+    timeout with an honest bound, or, where the bounds without a model close it, certified."""
     seconds, status, honest, certified, pyomo = cold(metric)
     assert seconds <= 2.1, seconds
-    assert status == "timeout" and honest and not certified
+    assert honest and ((status == "timeout" and not certified) or (status == "optimal" and certified)), status
     assert not pyomo  # no model was written: Pyomo was not imported
 
 
