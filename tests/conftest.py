@@ -30,3 +30,7 @@ SHARED_DATA = Path(os.environ.get("MEDOPT_SHARED_DATA") or Path(__file__).resolv
 
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+# Under nohup SIGHUP is ignored, and the program keeps an ignored signal ignored (medopt/cli/signals.py):
+# the children the SIGHUP test signals get the default back, as from a terminal.
+if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN:
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
