@@ -8,20 +8,28 @@ from __future__ import annotations
 import numpy as np
 
 from . import fastpath
-from .fastpath_rprec import rprec_med_columns, rprec_range_columns
-from .fastpath_rr import rr_med_columns, rr_range_columns
+from .fastpath import _directions, _names
+from .fastpath_rprec import rprec_ends
+from .fastpath_rr import rr_ends
 from .runset import RunSet
 
-# method -> (MED columns, range columns), each (runset, run_a, run_b, metric, topics)
-FAMILY_KERNELS = {"rr": (rr_med_columns, rr_range_columns), "rprec": (rprec_med_columns, rprec_range_columns)}
+# method -> its two directions' proven ends over a block of topics, (runset, run_a, run_b, metric, topics) ->
+# (max M(A) - M(B), max M(B) - M(A), their assignments' JSON): the values are exact, so each is its own bound
+FAMILY_KERNELS = {"rr": rr_ends, "rprec": rprec_ends}
 KERNEL_METHODS = fastpath.KERNEL_METHODS + tuple(FAMILY_KERNELS)
 RANGE_KERNELS = fastpath.RANGE_KERNELS + tuple(FAMILY_KERNELS)  # those that give both ends of a range
 
 
 def med_columns(runset: RunSet, run_a: int, run_b: int, metric, method: str, topics: np.ndarray) -> tuple:
     """:func:`medopt.batch.fastpath.med_columns`'s lists, for every method of KERNEL_METHODS."""
-    if method in FAMILY_KERNELS:
-        return FAMILY_KERNELS[method][0](runset, run_a, run_b, metric, np.asarray(topics, dtype=np.int64))
+    if method in FAMILY_KERNELS:  # the larger direction (b only when strictly larger), certified
+        topics = np.asarray(topics, dtype=np.int64)
+        value_a, value_b, json_a, json_b = FAMILY_KERNELS[method](runset, run_a, run_b, metric, topics)
+        n, direction_b = len(topics), value_b > value_a
+        values = np.where(direction_b, value_b, value_a).tolist()
+        assignments = [json_b[i] if flip else json_a[i] for i, flip in enumerate(direction_b.tolist())]
+        return (_names(runset, topics), values, _directions(direction_b), [True] * n, values, ["optimal"] * n,
+                assignments)
     return fastpath.med_columns(runset, run_a, run_b, metric, method, topics)
 
 
@@ -33,6 +41,10 @@ def med_rows(runset: RunSet, run_a: int, run_b: int, metric, method: str, topics
 def range_columns(runset: RunSet, run_a: int, run_b: int, metric, topics: np.ndarray,
                   method: str = "closed-form") -> tuple:
     """:func:`medopt.batch.fastpath.range_columns`'s lists, for every method of RANGE_KERNELS."""
-    if method in FAMILY_KERNELS:
-        return FAMILY_KERNELS[method][1](runset, run_a, run_b, metric, np.asarray(topics, dtype=np.int64))
+    if method in FAMILY_KERNELS:  # low = -max M(B) - M(A), high = max M(A) - M(B), both certified
+        topics = np.asarray(topics, dtype=np.int64)
+        value_a, value_b, json_a, json_b = FAMILY_KERNELS[method](runset, run_a, run_b, metric, topics)
+        n = len(topics)
+        low, high = (-value_b).tolist(), value_a.tolist()
+        return (_names(runset, topics), low, high, low, high, [True] * n, [True] * n, ["optimal"] * n, json_b, json_a)
     return fastpath.range_columns(runset, run_a, run_b, metric, topics, method)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .fastpath import _assignments, _directions, _names, _positions, _side
+from .fastpath import _assignments, _positions, _side
 from .runset import RunSet, _within
 
 
@@ -74,22 +74,3 @@ def rprec_ends(runset: RunSet, run_a: int, run_b: int, metric, topics: np.ndarra
         ends.append((value[np.arange(n), best], _assignments(runset, rows[take], docs[take], tops, n)))
     (value_a, json_a), (value_b, json_b) = ends
     return value_a, value_b, json_a, json_b
-
-
-def rprec_med_columns(runset: RunSet, run_a: int, run_b: int, metric, topics: np.ndarray) -> tuple:
-    """med_columns' lists for Rprec: the larger direction (b only when strictly larger), certified."""
-    value_a, value_b, json_a, json_b = rprec_ends(runset, run_a, run_b, metric, topics)
-    n = len(topics)
-    direction_b = value_b > value_a
-    values = np.where(direction_b, value_b, value_a).tolist()
-    assignments = [json_b[i] if flip else json_a[i] for i, flip in enumerate(direction_b.tolist())]
-    return (_names(runset, topics), values, _directions(direction_b), [True] * n, values, ["optimal"] * n,
-            assignments)
-
-
-def rprec_range_columns(runset: RunSet, run_a: int, run_b: int, metric, topics: np.ndarray) -> tuple:
-    """range_columns' lists for Rprec: low = -max Rprec(B) - Rprec(A), high = max Rprec(A) - Rprec(B)."""
-    value_a, value_b, json_a, json_b = rprec_ends(runset, run_a, run_b, metric, topics)
-    n = len(topics)
-    low, high = (-value_b).tolist(), value_a.tolist()
-    return (_names(runset, topics), low, high, low, high, [True] * n, [True] * n, ["optimal"] * n, json_b, json_a)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels.rr import first_relevant_ends, inverse
-from .fastpath import _assignments, _directions, _names, _positions, _Side
+from .fastpath import _assignments, _positions, _Side
 from .runset import UNJUDGED, RunSet, _within
 
 
@@ -102,22 +102,3 @@ def rr_ends(runset: RunSet, run_a: int, run_b: int, metric, topics: np.ndarray) 
     value_b, rows_b, docs_b = _direction(runset, n, b, a, first_b, first_a, open_rows)
     return (value_a, value_b, _assignments(runset, rows_a, docs_a, tops, n),
             _assignments(runset, rows_b, docs_b, tops, n))
-
-
-def rr_med_columns(runset: RunSet, run_a: int, run_b: int, metric, topics: np.ndarray) -> tuple:
-    """med_columns' lists for RR: the larger direction (b only when strictly larger), certified."""
-    value_a, value_b, json_a, json_b = rr_ends(runset, run_a, run_b, metric, topics)
-    n = len(topics)
-    direction_b = value_b > value_a
-    values = np.where(direction_b, value_b, value_a).tolist()
-    assignments = [json_b[i] if flip else json_a[i] for i, flip in enumerate(direction_b.tolist())]
-    return (_names(runset, topics), values, _directions(direction_b), [True] * n, values, ["optimal"] * n,
-            assignments)
-
-
-def rr_range_columns(runset: RunSet, run_a: int, run_b: int, metric, topics: np.ndarray) -> tuple:
-    """range_columns' lists for RR: low = -max RR(B) - RR(A), high = max RR(A) - RR(B), both certified."""
-    value_a, value_b, json_a, json_b = rr_ends(runset, run_a, run_b, metric, topics)
-    n = len(topics)
-    low, high = (-value_b).tolist(), value_a.tolist()
-    return (_names(runset, topics), low, high, low, high, [True] * n, [True] * n, ["optimal"] * n, json_b, json_a)

@@ -299,3 +299,18 @@ def certify_range(instance: Instance, ends: dict, *, method: str, solver: str | 
                        high_certified=high_certified, low_status=ends["b"].status, high_status=ends["a"].status,
                        method=method, solver=solver, seconds=time.perf_counter() - started,
                        metric=str(instance.metric), details=details)
+
+
+def claimed_med(instance: Instance, ends: dict, *, method: str, started: float) -> MedResult:
+    """MED from a solver-free method's two proven ends (``ends[d]``: (max difference in direction d, an
+    assignment reaching it)): the larger direction, certified (each value is its own bound)."""
+    direction = max(ends, key=lambda d: ends[d][0])
+    value, assignment = ends[direction]
+    return certify(instance, assignment, direction, upper_bound=value, status="optimal", method=method,
+                   solver=None, started=started, claimed=value)
+
+
+def claimed_range(instance: Instance, ends: dict, *, method: str, started: float) -> RangeResult:
+    """Both ends of the difference range from a solver-free method's two proven ends, each certified."""
+    ends = {d: End(assignment, value, "optimal", value) for d, (value, assignment) in ends.items()}
+    return certify_range(instance, ends, method=method, solver=None, started=started)

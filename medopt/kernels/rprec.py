@@ -44,7 +44,7 @@ import time
 import numpy as np
 
 from ..core.instance import Instance
-from ..core.result import End, MedResult, RangeResult, certify, certify_range
+from ..core.result import MedResult, RangeResult, claimed_med, claimed_range
 from ..metrics.base import count_relevant
 
 METHOD = "rprec"
@@ -107,15 +107,10 @@ def rprec_ends(instance: Instance) -> dict[str, tuple[float, dict]]:
 def rprec_med(instance: Instance) -> MedResult:
     """MED-Rprec by the claim: the larger direction, certified (each value is its own bound)."""
     started = time.perf_counter()
-    ends = rprec_ends(instance)
-    direction = max(ends, key=lambda d: ends[d][0])
-    value, assignment = ends[direction]
-    return certify(instance, assignment, direction, upper_bound=value, status="optimal", method=METHOD,
-                   solver=None, started=started, claimed=value)
+    return claimed_med(instance, rprec_ends(instance), method=METHOD, started=started)
 
 
 def rprec_range(instance: Instance) -> RangeResult:
     """Both ends of Rprec's difference range by the claim, each certified on its own."""
     started = time.perf_counter()
-    ends = {d: End(assignment, value, "optimal", value) for d, (value, assignment) in rprec_ends(instance).items()}
-    return certify_range(instance, ends, method=METHOD, solver=None, started=started)
+    return claimed_range(instance, rprec_ends(instance), method=METHOD, started=started)

@@ -50,7 +50,7 @@ import time
 import numpy as np
 
 from ..core.instance import Instance
-from ..core.result import End, MedResult, RangeResult, certify, certify_range
+from ..core.result import MedResult, RangeResult, claimed_med, claimed_range
 
 METHOD = "rr"
 
@@ -120,15 +120,10 @@ def rr_ends(instance: Instance) -> dict[str, tuple[float, dict]]:
 def rr_med(instance: Instance) -> MedResult:
     """MED-RR by the claim: the larger direction, certified (each value is its own bound)."""
     started = time.perf_counter()
-    ends = rr_ends(instance)
-    direction = max(ends, key=lambda d: ends[d][0])
-    value, assignment = ends[direction]
-    return certify(instance, assignment, direction, upper_bound=value, status="optimal", method=METHOD,
-                   solver=None, started=started, claimed=value)
+    return claimed_med(instance, rr_ends(instance), method=METHOD, started=started)
 
 
 def rr_range(instance: Instance) -> RangeResult:
     """Both ends of RR's difference range by the claim, each certified on its own."""
     started = time.perf_counter()
-    ends = {d: End(assignment, value, "optimal", value) for d, (value, assignment) in rr_ends(instance).items()}
-    return certify_range(instance, ends, method=METHOD, solver=None, started=started)
+    return claimed_range(instance, rr_ends(instance), method=METHOD, started=started)

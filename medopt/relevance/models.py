@@ -20,6 +20,7 @@ import math
 import os
 import re
 import warnings
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -32,15 +33,16 @@ ROW_SUM_TOLERANCE = 1e-6
 RANK_PRIOR = 2.0  # pseudo-judgments at the pooled rate added to every rank (the rank model's smoothing)
 
 
-class Model:
+class Model(ABC):
     """A relevance model: ``probabilities(topic, docs, ranks, max_grade)`` -> an array (len(docs), G + 1)
     whose rows are the grade distributions of the unjudged documents ``docs`` (ranks: each document's
     better rank in the two lists, 1-based)."""
 
     name = "model"
 
+    @abstractmethod
     def probabilities(self, topic, docs, ranks, max_grade: int) -> np.ndarray:
-        raise NotImplementedError
+        """The grade distributions of ``docs`` (each model its own)."""
 
     def describe(self) -> str:
         return self.name
