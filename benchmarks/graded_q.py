@@ -1,6 +1,6 @@
 """The Q-measure on a collection with five grades (issue 57): DL-HARD with a seeded half of each topic's
-grade-3 judgments raised to 4 (G = 4), Q(beta=1)@k on exact_depth's seeded pairs, per instance the
-certified flag, seconds, value and proven bound (JSON lines in --log).
+grade-3 judgments raised to 4 (G = 4), Q(beta=1)@k on exact_depth's seeded pairs, per instance (--jobs at
+once, each in a fresh process) the certified flag, seconds, value and proven bound (JSON lines in --log).
 
     python benchmarks/graded_q.py --pairs 2 --topics 10 --time-limit 60
 """
@@ -12,6 +12,7 @@ import statistics
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -57,24 +58,33 @@ def main(argv=None):
     parser.add_argument("--k", type=int, default=100)
     parser.add_argument("--time-limit", type=float, default=60.0)
     parser.add_argument("--solver", default="default", choices=["default", "highs", "cpsat", "scip"])
+    parser.add_argument("--jobs", type=int, default=2, help="instances at once, each in its own process")
     args = parser.parse_args(argv)
     qrels = raised_qrels(read_qrels(args.data / "dl_hard-doc.qrels"))
     metric = f"Q(beta=1)@{args.k}"
     log = Path(args.log)
     log.parent.mkdir(parents=True, exist_ok=True)
-    rows = []
+    tasks = []
     for first, second in select_pairs(dl_hard_runs(args.data), 10)[: args.pairs]:
         run_a, run_b = read_run(first), read_run(second)
         topics = sorted(set(run_a.rankings) & set(run_b.rankings), key=int)[: args.topics]
-        for topic in topics:
-            judged = qrels.get(topic, {})
-            out = subprocess.run([sys.executable, "-c", ONE, metric, json.dumps(list(run_a.rankings[topic])),
-                                  json.dumps(list(run_b.rankings[topic])), json.dumps(judged), args.solver,
-                                  str(args.time_limit)], capture_output=True, text=True, timeout=args.time_limit * 3 + 120)
-            row = dict(metric=metric, a=first.stem, b=second.stem, topic=topic, solver=args.solver, limit=args.time_limit,
-                       fours=sum(g == 4 for g in judged.values()), threes=sum(g == 3 for g in judged.values()))
-            row.update(json.loads(out.stdout.strip().splitlines()[-1]) if out.returncode == 0 else
-                       dict(error=out.stderr[-500:], certified=False))
+        tasks += [(first, second, topic, list(run_a.rankings[topic]), list(run_b.rankings[topic])) for topic in topics]
+
+    def one(task):
+        first, second, topic, a, b = task
+        judged = qrels.get(topic, {})
+        out = subprocess.run([sys.executable, "-c", ONE, metric, json.dumps(a), json.dumps(b), json.dumps(judged),
+                              args.solver, str(args.time_limit)], capture_output=True, text=True,
+                             timeout=args.time_limit * 3 + 120)
+        row = dict(metric=metric, a=first.stem, b=second.stem, topic=topic, solver=args.solver, limit=args.time_limit,
+                   fours=sum(g == 4 for g in judged.values()), threes=sum(g == 3 for g in judged.values()))
+        row.update(json.loads(out.stdout.strip().splitlines()[-1]) if out.returncode == 0 else
+                   dict(error=out.stderr[-500:], certified=False))
+        return row
+
+    rows = []
+    with ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        for row in pool.map(one, tasks):
             rows.append(row)
             with log.open("a") as stream:
                 stream.write(json.dumps(dict(row, at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))) + "\n")
