@@ -92,6 +92,30 @@ def errors_so_far(record, signs) -> float:
     return sum(sign != signs[p] for p, (sign, _) in decisions.items()) / len(decisions) if decisions else math.nan
 
 
+def start_bias(rankings, topics, qrels, start, seed, ranks=10) -> None:
+    """The diagnostic of the start's bias: P(relevant | rank) of the rank model fitted on the start's
+    judgments against the share of the unjudged documents at that rank that the qrels call relevant."""
+    from medopt.judging.simulation import start_judgments  # only for the diagnostic
+    from medopt.relevance import fit_rank_model  # only for the diagnostic
+
+    judged = start_judgments(qrels, topics, start, seed)
+    runs = [{t: run.get(t, ()) for t in topics} for run in rankings.values()]
+    if not any(judged.values()):
+        print(f"start {start:.0%}: nothing judged, nothing fitted")
+        return
+    fitted = 1.0 - fit_rank_model(runs, judged, GRADE_SCALE).table[:ranks, 0]
+    relevant, seen = [0] * ranks, [0] * ranks
+    for run in runs:
+        for topic, ranking in run.items():
+            for rank, doc in enumerate(ranking[:ranks]):
+                if doc not in judged[topic]:
+                    seen[rank] += 1
+                    relevant[rank] += qrels.get(topic, {}).get(doc, 0) > 0
+    print(f"start {start:.0%}: P(relevant | rank 1..{ranks}) fitted " + " ".join(f"{p:.2f}" for p in fitted))
+    print(f"start {start:.0%}: relevant share of the unjudged     " +
+          " ".join(f"{r / n:.2f}" if n else "-" for r, n in zip(relevant, seen)))
+
+
 def plot(campaigns, path: Path, title: str, signs=None) -> None:
     import matplotlib  # only here: plotting is optional
 
@@ -124,6 +148,8 @@ def main() -> None:
     parser.add_argument("--confidence", type=float, default=0.95)
     parser.add_argument("--model-draws", type=int, default=8,
                         help="bootstrap fits of the rank model whose mixture gives P(sign) (1: the point fit)")
+    parser.add_argument("--diagnose", action="store_true",
+                        help="print the rank model fitted on each start against the unjudged documents' rates")
     parser.add_argument("--fit-start", action="store_true",
                         help="fit the rank model on the start's judgments too (a pool's: biased)")
     parser.add_argument("--metrics", nargs="+", default=METRICS)
@@ -155,6 +181,10 @@ def main() -> None:
     rankings = {name[p]: read_run(p).rankings for pair in chosen for p in pair}
     pairs = [(name[a], name[b]) for a, b in chosen]
     topics = sorted(set.intersection(*(set(r) for r in rankings.values())) & set(qrels))[:args.topics]
+    if args.diagnose:
+        for start in args.starts:
+            start_bias(rankings, topics, qrels, start, args.seed)
+        return
     for metric in args.metrics:
         signs = true_signs(metric, rankings, pairs, topics, qrels)
         decidable = [p for p, s in signs.items() if s] if args.model is None else list(signs)

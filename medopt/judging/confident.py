@@ -74,6 +74,9 @@ discount 1 / log2(1 + r) for nDCG (an extension: the paper gives AP and precisio
 the open pairs (the paper's rule for several systems).  Other families have no MTC weight.
 """
 
+# size: the model half of judging: the stop under a bootstrap mixture, the expected policy's exact (grid) and
+# sampled one-step values with their proofs, and MTC's weights; the state and the other policies live in next.py
+
 from __future__ import annotations
 
 import math
