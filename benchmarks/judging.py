@@ -20,7 +20,8 @@ topic and the documents, re-solving that topic's ranges after each batch (medopt
 Prints per metric and start: for each policy, the judgments spent (beyond the start) when 50% and
 90% of the pairs that all the qrels decide are decided (the mean difference range excludes 0, SPEC 7),
 the ratio to depth pooling, the batches, and the wall seconds of the first selection (every topic's
-batch) and the median of the others (one topic's).  Plots
+batch), the median of the others (one topic's) and the longest (every topic's again after a pair is
+done).  Plots
 judgments spent against decided pairs and against the mean MED, one line per policy
 (--out/judging-METRIC-START.png; with --model, against the error rate of the pairs done so far).  Each campaign's records are appended to --out/campaigns.jsonl as
 soon as it ends, so a rerun skips the campaigns already there.
@@ -214,8 +215,8 @@ def report(metric, start, campaigns, decidable, pair_count, topic_count, signs) 
     print(f"\n## {metric}, start {start:.0%} of the qrels: {pair_count} pairs x {topic_count} topics; "
           f"{sum(1 for s in signs.values() if s)} pairs decided by all the qrels; counting {len(decidable)}")
     print("| policy | judgments for 50% | for 90% | 90% / depth | batches | judged at the end | "
-          "first selection s | median selection s | wall s | error rate (done) |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "first selection s | median selection s | max selection s | wall s | error rate (done) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     depth = campaigns.get("depth")
     depth_90 = spent_for(depth["records"], decidable, 0.9) if depth else math.nan
     for policy, campaign in campaigns.items():
@@ -226,7 +227,8 @@ def report(metric, start, campaigns, decidable, pair_count, topic_count, signs) 
         rate, done = error_rate(records, signs)
         ratio = most / depth_90 if math.isfinite(most) and depth_90 and math.isfinite(depth_90) else math.nan
         print(f"| {policy} | {half:g} | {most:g} | {ratio:.2f} | {len(records) - 1} | {records[-1]['spent']} | "
-              f"{first:.2f} | {statistics.median(later) if later else 0:.3f} | {campaign['wall']:.1f} | "
+              f"{first:.2f} | {statistics.median(later) if later else 0:.3f} | "
+              f"{max((r['selection_seconds'] for r in records[1:]), default=0):.2f} | {campaign['wall']:.1f} | "
               f"{rate:.1%} ({done}) |")
 
 
