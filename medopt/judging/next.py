@@ -56,7 +56,7 @@ from ..io.trec import run_names
 from ..io.topics import mean_topics, read_topic_choice
 from ..metrics import is_character_metric, parse_metric, resolve_max_grade
 from ..core.result import mean_range
-from .confident import CONFIDENCE, DRAWS, POLICY_DRAWS, Belief, model_values
+from .confident import CONFIDENCE, DRAWS, MODEL_DRAWS, POLICY_DRAWS, Belief, model_values
 
 POLICIES = ("lookahead", "assignment", "depth", "random", "expected", "mtc")
 MODEL_POLICIES = ("expected",)   # need a relevance model
@@ -91,7 +91,7 @@ class Judging:
                  target: float | None = None, max_grade: int | None = None, method: str = "auto",
                  solver: str | None = None, time_limit: float | None = None, model=None,
                  confidence: float = CONFIDENCE, draws: int = DRAWS, policy_draws: int = POLICY_DRAWS,
-                 seed: int = 0, warn=None):
+                 seed: int = 0, warn=None, fit_start: bool = True, model_draws: int = MODEL_DRAWS):
         self.metric = parse_metric(metric)
         if is_character_metric(self.metric):
             raise MedoptError(f"judge-next takes document metrics, not {self.metric} (SPEC 8)")
@@ -107,6 +107,7 @@ class Judging:
             if len(pair) != 2 or pair[0] == pair[1] or any(name not in rankings for name in pair):
                 raise MedoptError(f"a pair is two different runs of {', '.join(map(str, rankings))}, not {pair!r}")
         self.judgments = {t: dict((judgments or {}).get(t, {})) for t in self.topics}
+        self.start = {t: dict(j) for t, j in self.judgments.items()}  # the judgments given at the start
         top = resolve_max_grade(max_grade, judgments or {})
         self.max_grade = {t: top if top is not None else max([1, *self.judgments[t].values()]) for t in self.topics}
         self.settings = {"method": method, "solver": solver, "time_limit": time_limit}
@@ -119,7 +120,7 @@ class Judging:
             if target is not None:
                 raise MedoptError("a relevance model decides pairs by confidence; it takes no target")
             self.belief = Belief(self, model, confidence=confidence, draws=draws, policy_draws=policy_draws,
-                                 seed=seed, warn=warn)
+                                 seed=seed, warn=warn, fit_start=fit_start, model_draws=model_draws)
 
     # -- ranges -----------------------------------------------------------
     def solve(self, pair, topic: str, judgments: Mapping[str, int], *, instance: bool = False) -> Cell:
@@ -339,7 +340,8 @@ class Judging:
             why = f"the ends' assignments disagree on it; shrinkage bound {value:.4g}"
         elif policy == "expected":
             why = (f"judging it lowers the open pairs' expected sign impurity by {value:.4g} and their expected "
-                   f"wrong decisions by {bound:.4g} (sampled)")
+                   f"wrong decisions by {bound:.4g} "
+                   f"({'exact' if self.belief.exact_linear(widest) else 'sampled'})")
         elif policy == "mtc":
             why = f"MTC weight {value:.4g} summed over the open pairs"
         elif policy == "depth":

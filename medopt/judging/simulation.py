@@ -41,11 +41,13 @@ def simulate(metric, rankings: Mapping[str, Mapping[str, Sequence[str]]], pairs,
              qrels: Mapping[str, Mapping[str, int]], *, policy: str, start: float = 0.0, batch: int = 10,
              seed: int = 0, max_grade: int | None = None, max_batches: int | None = None,
              target: float | None = None, method: str = "auto", solver: str | None = None,
-             time_limit: float | None = None, model=None, confidence: float | None = None) -> list[dict]:
+             time_limit: float | None = None, model=None, confidence: float | None = None,
+             fit_start: bool = False, model_draws: int | None = None) -> list[dict]:
     """The campaign's records, batch by batch (module docstring)."""
     if max_grade is None:
         max_grade = max([1, *(g for t in topics for g in qrels.get(t, {}).values())])
-    extra = {} if model is None else {"model": model, "seed": seed,
+    extra = {} if model is None else {"model": model, "seed": seed, "fit_start": fit_start,
+                                      **({} if model_draws is None else {"model_draws": model_draws}),
                                       **({} if confidence is None else {"confidence": confidence})}
     state = Judging(metric, rankings, topics, start_judgments(qrels, topics, start, seed), pairs=pairs,
                     target=target, max_grade=max_grade, method=method, solver=solver, time_limit=time_limit,

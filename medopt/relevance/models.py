@@ -95,34 +95,63 @@ class RankModel(Model):
 
 
 def fit_rank_model(rankings, judgments: Mapping, max_grade: int, *, depth: int | None = None,
-                   prior: float = RANK_PRIOR) -> RankModel:
+                   prior: float = RANK_PRIOR, topic_weights: Mapping | None = None) -> RankModel:
     """The ``rank`` model from ``rankings`` (a list of runs, each topic -> ranking, the runs compared) and
     ``judgments`` (topic -> docid -> grade): every judged document at rank r of a run's ranking of a
     judged topic is one observation of (r, grade) (grades capped at G, negatives at 0).  ``depth``: the
-    ranks used (default: the deepest ranking)."""
+    ranks used (default: the deepest ranking).  ``topic_weights``: topic -> the weight of each of its
+    observations (default 1; a Bayesian bootstrap over topics draws them, medopt.judging.confident)."""
+    positions, depth = rank_positions(rankings, depth)
+    counts = topic_rank_counts(positions, judgments, max_grade, depth)
+    return rank_model_from_counts(counts, max_grade, runs=len(rankings), prior=prior, topic_weights=topic_weights)
+
+
+def rank_positions(rankings, depth: int | None = None) -> tuple[list, int]:
+    """([per run: topic -> {docid: 0-based rank}] over the first ``depth`` ranks, depth) (default: the
+    deepest ranking)."""
+    deepest = max((len(r) for run in rankings for r in run.values()), default=1)
+    depth = max(1, min(depth or deepest, deepest))
+    return [{t: {d: r for r, d in enumerate(ranking[:depth])} for t, ranking in run.items()} for run in rankings], depth
+
+
+def topic_rank_counts(positions, judgments: Mapping, max_grade: int, depth: int, topics=None) -> dict:
+    """{topic: counts[rank, grade]} of the judged documents of each judged topic some run ranks (``topics``:
+    only these)."""
+    top = int(max_grade)
+    out = {}
+    for topic in judgments if topics is None else topics:
+        judged = judgments.get(topic)
+        if not judged or not any(topic in run for run in positions):
+            continue
+        counts = np.zeros((depth, top + 1))
+        for run in positions:
+            where = run.get(topic)
+            if where is None:
+                continue
+            for doc, grade in judged.items():
+                rank = where.get(doc)
+                if rank is not None:
+                    counts[rank, min(max(grade, 0), top)] += 1
+        out[topic] = counts
+    return out
+
+
+def rank_model_from_counts(counts: Mapping, max_grade: int, *, runs: int, prior: float = RANK_PRIOR,
+                           topic_weights: Mapping | None = None) -> RankModel:
+    """The ``rank`` model from ``topic_rank_counts``'s counts, each topic's weighted (default 1)."""
     from scipy.optimize import isotonic_regression
 
     top = int(max_grade)
-    deepest = max((len(r) for run in rankings for r in run.values()), default=1)
-    depth = max(1, min(depth or deepest, deepest))
-    counts = np.zeros((depth, top + 1))
-    topics, runs = set(), 0
-    for run in rankings:
-        runs += 1
-        for topic, ranking in run.items():
-            judged = judgments.get(topic)
-            if not judged:
-                continue
-            topics.add(topic)
-            for rank, doc in enumerate(ranking[:depth]):
-                grade = judged.get(doc)
-                if grade is not None:
-                    counts[rank, min(max(grade, 0), top)] += 1
-    seen = counts.sum(axis=1)
+    if not counts:
+        raise MedoptError("the rank model needs judged documents in the runs compared; none is judged")
+    total_counts = sum(c * (1.0 if topic_weights is None else float(topic_weights.get(t, 0.0)))
+                       for t, c in counts.items())
+    depth = total_counts.shape[0]
+    seen = total_counts.sum(axis=1)
     total = float(seen.sum())
     if total == 0:
         raise MedoptError("the rank model needs judged documents in the runs compared; none is judged")
-    at_least = np.cumsum(counts[:, ::-1], axis=1)[:, ::-1]  # at_least[r, g] = #judged at rank r with grade >= g
+    at_least = np.cumsum(total_counts[:, ::-1], axis=1)[:, ::-1]  # at_least[r, g]: judged at rank r, grade >= g
     table_at_least = np.ones((depth, top + 2))
     table_at_least[:, top + 1] = 0.0
     pooled = at_least.sum(axis=0) / total
@@ -136,7 +165,7 @@ def fit_rank_model(rankings, judgments: Mapping, max_grade: int, *, depth: int |
     table = np.clip(table, 0.0, 1.0)
     table /= table.sum(axis=1, keepdims=True)
     shown = [r for r in (1, 3, 10, 30, 100, 300, 1000) if r <= depth]
-    fit = {"judged": int(total), "topics": len(topics), "runs": runs, "depth": depth, "prior": prior,
+    fit = {"judged": int(round(total)), "topics": len(counts), "runs": runs, "depth": depth, "prior": prior,
            "prevalence": float(pooled[1]) if top >= 1 else 0.0,
            "curve": {r: float(1.0 - table[r - 1, 0]) for r in shown}}
     return RankModel(table, fit)

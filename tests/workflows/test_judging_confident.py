@@ -80,28 +80,54 @@ def small_state(rng, metric, p=0.4, **options):
     return Judging(metric, rankings, topics, judgments, max_grade=1, model=f"uniform(p={p})", **options)
 
 
-@pytest.mark.parametrize("metric", ["P@3", "nDCG@3", "AP@3", "RR@3"])
-def test_expected_picks_a_best_one_step_choice(metric):
+# the values' tolerance: exact for P@k (its grid holds every value), sampled else
+@pytest.mark.parametrize("metric, tolerance", [("P@3", 1e-9), ("DCG@3", 0.02), ("nDCG@3", 0.02), ("AP@3", 0.02),
+                                               ("RR@3", 0.02)])
+def test_expected_picks_a_best_one_step_choice(metric, tolerance):
     rng = random.Random(f"confident {metric}")
     checked = 0
     for _ in range(12):
         state = small_state(rng, metric, policy_draws=40000)
         if not state.open_pairs():
             continue
+        assert state.belief.exact_linear(state.pairs[0]) == (metric == "P@3")
         values = exact_values(state)
         rows = state.select("expected", budget=len(values))
         assert {(r["topic"], r["docid"]) for r in rows} == set(values)
-        for row in rows:  # the sampled values estimate the exact ones
+        for row in rows:  # the values are (or estimate) the exact ones
             fall, smooth = values[row["topic"], row["docid"]]
-            assert row["value"] == pytest.approx(smooth, abs=0.02)
-            assert row["bound"] == pytest.approx(fall, abs=0.02)
+            assert row["value"] == pytest.approx(smooth, abs=tolerance)
+            assert row["bound"] == pytest.approx(fall, abs=tolerance)
             assert row["value"] >= 0 and row["bound"] >= 0
         best = max(smooth for _, smooth in values.values())
-        # a best one-step choice, up to two estimates' sampling error
-        assert values[rows[0]["topic"], rows[0]["docid"]][1] >= best - 0.04
+        # a best one-step choice (up to the values' error; exactly for P@k)
+        assert values[rows[0]["topic"], rows[0]["docid"]][1] >= best - 2 * tolerance
         assert min(v for pair in values.values() for v in pair) >= -1e-12  # Jensen: never negative
         checked += 1
     assert checked >= 6
+
+
+def test_exact_values_on_more_topics_and_grades():
+    """P@k's exact one-step values against enumeration with three topics and graded judgments (G = 2)."""
+    rng = random.Random("exact graded")
+    checked = 0
+    for _ in range(8):
+        pool = [f"d{i}" for i in range(5)]
+        topics = ["t1", "t2", "t3"]
+        rankings = {name: {t: tuple(rng.sample(pool, 3)) for t in topics} for name in ("x", "y")}
+        judgments = {t: {d: rng.randint(0, 2) for d in pool if rng.random() < 0.3} for t in topics}
+        state = Judging("P@3", rankings, topics, judgments, max_grade=2, model="uniform(p=0.3)")
+        if not state.open_pairs():
+            continue
+        values = exact_values(state, p=0.3)
+        rows = state.select("expected", budget=len(values))
+        for row in rows:
+            fall, smooth = values[row["topic"], row["docid"]]
+            assert (row["value"], row["bound"]) == (pytest.approx(smooth, abs=1e-9), pytest.approx(fall, abs=1e-9))
+        assert values[rows[0]["topic"], rows[0]["docid"]][1] == pytest.approx(max(v[1] for v in values.values()),
+                                                                             abs=1e-9)
+        checked += 1
+    assert checked >= 4
 
 
 def test_the_stop_is_the_favoured_probability_at_the_confidence():
@@ -202,3 +228,58 @@ def test_bad_model_inputs_fail_in_one_line(tmp_path):
         assert len(lines) == 1 and where in lines[0], (args, failed.stderr)
     with pytest.raises(MedoptError, match="confidence"):
         medopt.judge_next([str(run), str(other)], None, "P@2", model="uniform(p=0.3)", confidence=1.5)
+
+
+def rank_state(rng, **options):
+    pool = [f"d{i}" for i in range(8)]
+    topics = ["t1", "t2", "t3"]
+    rankings = {name: {t: tuple(rng.sample(pool, 4)) for t in topics} for name in ("x", "y")}
+    judgments = {t: {d: rng.randint(0, 1) for d in pool if rng.random() < 0.4} for t in topics}
+    return Judging("P@4", rankings, topics, judgments, max_grade=1, model="rank", **options)
+
+
+def test_the_stop_is_the_mean_over_the_bootstrap_fits():
+    """P(sign) is the mean of the bootstrap fits' exact P@k probabilities; one draw is the point fit."""
+    from medopt.relevance import mean_distribution, topic_terms
+
+    rng = random.Random("mixture")
+    for _ in range(6):
+        state = rank_state(rng, model_draws=5)
+        belief, pair = state.belief, state.pairs[0]
+        assert len(belief.models) == 5
+        exact = [mean_distribution([topic_terms(state.cells[pair, t].instance, m, t) for t in state.topics])
+                 for m in belief.models]
+        assert all(r.method == "exact" for r in exact)
+        got = belief.distribution(pair)
+        assert got.p_positive == pytest.approx(sum(r.p_positive for r in exact) / 5, abs=1e-12)
+        assert got.p_negative_interval[0] == pytest.approx(sum(r.p_negative for r in exact) / 5, abs=1e-12)
+        single = Judging("P@4", state.rankings, state.topics, state.judgments, max_grade=1, model="rank",
+                         model_draws=1).belief
+        point = mean_distribution([topic_terms(state.cells[pair, t].instance, single.model, t) for t in state.topics])
+        assert single.distribution(pair).p_positive == pytest.approx(point.p_positive, abs=1e-12)
+
+
+def test_a_topic_weight_counts_as_copies_of_the_topic():
+    from medopt.relevance import fit_rank_model
+
+    rng = random.Random("weights")
+    pool = [f"d{i}" for i in range(10)]
+    runs = [{t: tuple(rng.sample(pool, 6)) for t in ("a", "b")} for _ in range(2)]
+    qrels = {t: {d: rng.randint(0, 2) for d in pool if rng.random() < 0.6} for t in ("a", "b")}
+    copied = [dict(run, c=run["a"]) for run in runs]  # topic a twice
+    weighted = fit_rank_model(runs, qrels, 2, topic_weights={"a": 2.0, "b": 1.0})
+    duplicated = fit_rank_model(copied, dict(qrels, c=qrels["a"]), 2)
+    assert weighted.table == pytest.approx(duplicated.table, abs=1e-12)
+
+
+def test_fit_start_false_fits_on_the_judgments_made_since_the_start():
+    rng = random.Random("fit start")
+    state = rank_state(rng, fit_start=False, model_draws=1)
+    assert state.belief.model is None and state.open_pairs()  # the start's judgments are not fitted
+    topic = state.topics[0]
+    doc = next(iter(state.candidates(topic)))
+    state.judge(topic, {doc: 1})
+    assert state.belief.model.fit["judged"] == sum(doc in state.rankings[n][topic] for n in state.rankings)
+    everything = Judging("P@4", state.rankings, state.topics, state.judgments, max_grade=1, model="rank",
+                         model_draws=1)
+    assert everything.belief.model.fit["judged"] > state.belief.model.fit["judged"]
