@@ -2,7 +2,7 @@
 graded, partially judged instances: each direction's bound is never below its maximum, the difference it
 reports is its assignment's, re-scored, and a direction whose bound meets that difference is at its
 maximum; the exact driver's MED and both range ends, with the chains first, equal enumeration, and the
-chains settle some instances alone; bounds (1) and (2) of the docstring hold on every pair of sets."""
+chains settle some instances alone; bounds (1)-(3) of the docstring hold on every pair of sets."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def test_bound_is_never_below_the_maximum(metric):
 
 
 def test_linear_bounds_of_the_other_list_hold_on_every_pair_of_sets():
-    """-SP(Y) <= C0 + c . t for c, C0 of bound (1) and of bound (2) at every T0, on every T (all subsets of
+    """-SP(Y) <= C0 + c . t for c, C0 of bounds (1), (2) and (3) at every T0, on every T (all subsets of
     Y's unjudged documents), equality at T = T0: 30 random lists."""
     rng = np.random.default_rng(5)
     checked = 0
@@ -77,7 +77,7 @@ def test_linear_bounds_of_the_other_list_hold_on_every_pair_of_sets():
         for chosen in itertools.product((0, 1), repeat=len(docs)):
             t0 = np.zeros(n)
             t0[docs] = chosen
-            for which in (1, 2):
+            for which in (1, 2, 3):
                 c, constant = found.linear(t0, which)
                 assert found.sp_y(t0) == pytest.approx(sp_y(t0), abs=1e-12)
                 assert constant + c @ t0 == pytest.approx(-sp_y(t0), abs=1e-12)

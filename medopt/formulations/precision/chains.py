@@ -20,11 +20,12 @@ Proof.  (1): dropping the pairs that touch A (all >= 0) leaves SP(Y)(T cap T0) +
 SP(Y)(T cap T0) = SP(Y)(T0) - sum_D l_d - (the pairs of T0 that touch D), those pairs at most
 sum_D pi_d(T0).  (2): SP(Y)(T) = SP(Y)(T cap T0) + sum_A (l_d + pi_d(T0) - sum_{e in D} W_de) + (pairs
 within A, >= 0); and the pairs of T0 touching D plus the pairs between A and D are at most
-sum_D pi_d(V_Y), since T0 and A are disjoint parts of V_Y.  Both are equalities at T = T0.
+sum_D pi_d(V_Y), since T0 and A are disjoint parts of V_Y.  Both are equalities at T = T0, and so is
+(3), their average (theta = 1/2 of each right-hand side: an average of two lower bounds is one).
 
-So -SP(Y) <= C0 + c . b for the c of either (c_d = -(l_d + pi_d(T0)) or -(l_d + pi_d(V_Y)) for d in T0,
--l_d or -(l_d + pi_d(T0)) otherwise, 0 outside Y; C0 = -SP(Y)(T0) - c . T0), and N(b) <= SP(X)(b) + c . b
-+ C0.  Let Psi(s) = V(s) + C0, V(s) the exact maximum of SP(X)(b) + c . b over the b with s unjudged
+So -SP(Y) <= C0 + c . b for the c of each (theta = 1 for (1), 0 for (2), 1/2 for (3): c_d = -(l_d +
+pi_d(T0) + (1 - theta) (pi_d(V_Y) - pi_d(T0))) for d in T0, -(l_d + (1 - theta) pi_d(T0)) for the rest of
+Y, 0 outside Y; C0 = -SP(Y)(T0) - c . T0), and N(b) <= SP(X)(b) + c . b + C0.  Let Psi(s) = V(s) + C0, V(s) the exact maximum of SP(X)(b) + c . b over the b with s unjudged
 documents of X relevant (chain_states), the documents of Y alone left at 0: their c_d <= 0.  Claim:
 every b has SP difference N(b) <= max_s Psi(s), and AP difference N(b) / R <= max(0, max_{J + s >= 1}
 Psi(s) / (J + s)).  Proof: with s of X's documents and t >= 0 of Y's alone relevant, N(b) <= Psi(s)
@@ -32,7 +33,7 @@ Psi(s) / (J + s)).  Proof: with s of X's documents and t >= 0 of Y's alone relev
 relevant document in X, so J + s >= 1 and N(b) / (J + s + t) <= N(b) / (J + s) <= Psi(s) / (J + s).
 
 The search.  Each bound's maximiser (its best s) is re-scored by the metric's evaluator; the best one
-re-scored is the next T0 (bounds (1) and (2) there), from T0 = {} (where they coincide), for at most
+re-scored is the next T0 (bounds (1), (2) and (3) there), from T0 = {} (where they coincide), for at most
 ITERATIONS points or until the bound is at most the difference to beat.  Where no unjudged document
 of Y is relevant in the maximiser, or one alone, the bound at its own T0 equals its difference (the
 pairs of Y vanish): the direction is then settled exactly; where many shared documents are relevant
@@ -49,7 +50,9 @@ from ...core.instance import judged_count
 from ...kernels.precision_chains import chain_states
 from ...modeling import direction_sign
 
-ITERATIONS = 4  # the points T0 the bounds are taken at, at most (from {}: 1 + 2 per later point)
+ITERATIONS = 4  # the points T0 the bounds are taken at, at most (from {}: one bound, then three per point)
+KINDS = (1, 2, 3)  # the bounds taken at a point: (1), (2), (3) of the module docstring
+THETAS = {1: 1.0, 2: 0.0, 3: 0.5}
 SLACK = 1e-10   # a bound within this of the difference to beat ends the search (the solvers' cutoff slack)
 
 
@@ -108,13 +111,12 @@ class Chains:
         return float(self.c_y + self.l @ t + 0.5 * (self.pi(t) @ t))
 
     def linear(self, t0: np.ndarray, which: int) -> tuple[np.ndarray, float]:
-        """(c, C0) with -SP(Y)(T) <= C0 + c . T for every T, equality at T0 = t0: bound (1) or (2)."""
+        """(c, C0) with -SP(Y)(T) <= C0 + c . T for every T, equality at T0 = t0: bound (1), (2) or (3)."""
         t0 = t0 * self.in_y
         at_t0 = self.pi(t0)
-        if which == 1:
-            c = np.where(t0 > 0, -(self.l + at_t0), -self.l)
-        else:
-            c = np.where(t0 > 0, -(self.l + self.everything), -(self.l + at_t0))
+        theta = THETAS[which]
+        c = np.where(t0 > 0, -(self.l + at_t0 + (1 - theta) * (self.everything - at_t0)),
+                     -(self.l + (1 - theta) * at_t0))
         c = np.where(self.in_y, c, 0.0)
         return c, -self.sp_y(t0) - float(c @ t0)
 
@@ -158,5 +160,5 @@ def chain_bound(instance, direction: str, beat: float, scale: float = 1.0) -> tu
             break
         key = tuple(np.flatnonzero(best_b * chains.in_y).tolist())
         if key not in seen:
-            points.append((best_b.astype(np.float64), (1, 2)))
+            points.append((best_b.astype(np.float64), KINDS))
     return lowest, best_value, best_assignment
