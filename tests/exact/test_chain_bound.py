@@ -2,7 +2,7 @@
 graded, partially judged instances: each direction's bound is never below its maximum, the difference it
 reports is its assignment's, re-scored, and a direction whose bound meets that difference is at its
 maximum; the exact driver's MED and both range ends, with the chains first, equal enumeration, and the
-chains settle some instances alone; bounds (1)-(3) of the docstring hold on every pair of sets."""
+chains settle some instances alone; the allocations' bounds of the docstring hold on every pair of sets."""
 
 from __future__ import annotations
 
@@ -56,34 +56,40 @@ def test_bound_is_never_below_the_maximum(metric):
 
 
 def test_linear_bounds_of_the_other_list_hold_on_every_pair_of_sets():
-    """-SP(Y) <= C0 + c . t for c, C0 of bounds (1), (2) and (3) at every T0, on every T (all subsets of
-    Y's unjudged documents), equality at T = T0: 30 random lists."""
+    """-SP(Y) <= C0 + c . t for the c, C0 of each allocation (1)-(4) at every T0 within V (the unjudged
+    documents of both lists; the other unjudged documents of the points at random, lam at random), on
+    every T within V, with equality at T = T0: 40 random pairs of lists."""
     rng = np.random.default_rng(5)
     checked = 0
-    for _ in range(30):
-        case = random_instance(rng, max_grade=1, max_unjudged=7)
+    for _ in range(40):
+        case = random_instance(rng, max_grade=1, max_unjudged=8, judged_fraction=0.3)
         instance = build_instance(parse_metric("AP"), case.a, case.b, case.judgments, max_grade=1)
         if not instance.unjudged:
             continue
         found = Chains(instance, "a")
-        docs = found.y_docs.tolist()
+        shared = np.flatnonzero(found.shared).tolist()
         n = len(instance.unjudged)
 
-        def sp_y(t):  # SP of list B at T = t, scored by the evaluator on B alone
-            assignment = {d: int(t[i]) for i, d in enumerate(instance.unjudged)}
-            return instance.metric.score(instance.b, instance.collection(assignment), instance.grading) * \
-                max(1, sum(1 for g in instance.collection(assignment).values() if g >= 1))
+        def sp_y(t):  # SP of list B at T = t, summed rank by rank
+            total, relevant = 0.0, 0
+            for rank, d in enumerate(instance.b, start=1):
+                here = instance.judgments[d] >= 1 if d in instance.judgments else \
+                    bool(t[instance.unjudged.index(d)])
+                relevant += here
+                total += relevant / rank if here else 0.0
+            return total
 
-        for chosen in itertools.product((0, 1), repeat=len(docs)):
-            t0 = np.zeros(n)
-            t0[docs] = chosen
-            for which in (1, 2, 3):
-                c, constant = found.linear(t0, which)
+        for chosen in itertools.product((0, 1), repeat=len(shared)):
+            b0 = rng.integers(0, 2, size=n).astype(np.float64)
+            b0[shared] = chosen
+            t0 = b0 * found.shared
+            for which in (1, 2, 3, 4):
+                c, constant = found.linear(b0, which, float(rng.random()))
                 assert found.sp_y(t0) == pytest.approx(sp_y(t0), abs=1e-12)
                 assert constant + c @ t0 == pytest.approx(-sp_y(t0), abs=1e-12)
-                for other in itertools.product((0, 1), repeat=len(docs)):
+                for other in itertools.product((0, 1), repeat=len(shared)):
                     t = np.zeros(n)
-                    t[docs] = other
+                    t[shared] = other
                     assert -sp_y(t) <= constant + c @ t + 1e-12
                     checked += 1
     assert checked > 1000
