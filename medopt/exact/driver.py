@@ -215,10 +215,11 @@ def solve_directions(instance: Instance, *, solver: str | None, time_limit: floa
             return known_bound(quick, formulation, instance, direction) <= reached
 
         try:
-            # after the chain bounds, their re-scored maximisers are the starts: the warm starts are left out
-            # (relaxation.settled_by_chains; docs/explanation/fast-paths.md#ap-at-depth-the-chain-bound)
-            seed_guesses(instance, formulation, () if "chain bounds" in details else warm_starts, guesses,
-                         None if signed else closed)
+            # for MED, after the chain bounds, their re-scored maximisers are the starts: the warm starts are left
+            # out (relaxation.settled_by_chains; docs/explanation/fast-paths.md#ap-at-depth-the-chain-bound); a
+            # range end below 0 still gets them (the chains look for differences >= 0)
+            chained = "chain bounds" in details and not signed
+            seed_guesses(instance, formulation, () if chained else warm_starts, guesses, None if signed else closed)
         except OutOfTime:  # the seeds found so far stand
             pass
         reached = max(guess[0] for guess in guesses.values())  # a difference some assignment reaches
