@@ -52,7 +52,6 @@ import math
 import numpy as np
 
 from ...core.instance import judged_count
-from ...kernels.precision_chains import chain_states
 from ...modeling import direction_sign
 
 ITERATIONS = 8  # the points b0 the bounds are taken at, at most (from 0: one bound, then four per point)
@@ -163,6 +162,8 @@ class Chains:
 
     def bound_at(self, b0: np.ndarray, which: int, lam: float, scale: float, ratio: bool) -> tuple:
         """(The bound (module docstring) from allocation ``which`` at b0, its maximiser)."""
+        from ...kernels.precision_chains import chain_states  # here: Numba (docs/limits.md#memory) only where chains run
+
         c, constant = self.linear(b0, which, lam)
         values, top, point = chain_states(self.kind, self.index, self.judged, c)
         psi = values + constant
