@@ -43,7 +43,7 @@ from .cases import solve_cases
 from .common import Clock, DirectionResult, check_memory, denominator_counts, vanishing_points, vanishing_points_exhaustive
 from .dinkelbach import solve_capped, solve_dinkelbach
 from .direct import solve_compact, solve_direct
-from .relaxation import known_bound, relaxed_below, searched_until, settled_by_relaxation
+from .relaxation import known_bound, relaxed_below, searched_until, settled_by_chains, settled_by_relaxation
 
 
 def rank_rule_guess(instance: Instance, direction: str) -> tuple[float, dict]:
@@ -200,15 +200,26 @@ def solve_directions(instance: Instance, *, solver: str | None, time_limit: floa
     # stopped, and the computation then ends as at its deadline (limits.memory_ceiling)
     with until(clock.deadline), memory_ceiling(memory_limit):
         directions, guesses = {}, {d: rank_rule_guess(instance, d) for d in ("a", "b")}
+        quick = {}
+        # first the sums of precisions' chain bounds (no flow, no model): where they settle both directions
+        # nothing else runs (relaxation.settled_by_chains)
+        chained = settled_by_chains(formulation, instance, guesses, quick, details, signed, clock.remaining())
+        if chained is not None:
+            return Solved(chained, solver, dict(details, strategy="chains"))
         # a search under a time limit may stop: its bound without a model is computed first, inside
         # the limit (a cheap bound, computed first); without a limit only when a search stops
-        quick = {d: formulation.quick_bound(instance, d) for d in ("a", "b")} if clock.deadline is not None else {}
+        if clock.deadline is not None:
+            quick.update({d: min(quick.get(d, math.inf), formulation.quick_bound(instance, d)) for d in ("a", "b")})
         def closed(direction: str, value: float) -> bool:  # MED: its bound without a model is at most a reached one
             reached = max(value, *(guess[0] for guess in guesses.values()))
             return known_bound(quick, formulation, instance, direction) <= reached
 
         try:
-            seed_guesses(instance, formulation, warm_starts, guesses, None if signed else closed)
+            # for MED, after the chain bounds, their re-scored maximisers are the starts: the warm starts are left
+            # out (relaxation.settled_by_chains; docs/explanation/fast-paths.md#ap-at-depth-the-chain-bound); a
+            # range end below 0 still gets them (the chains look for differences >= 0)
+            chained = "chain bounds" in details and not signed
+            seed_guesses(instance, formulation, () if chained else warm_starts, guesses, None if signed else closed)
         except OutOfTime:  # the seeds found so far stand
             pass
         reached = max(guess[0] for guess in guesses.values())  # a difference some assignment reaches

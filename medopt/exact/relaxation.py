@@ -15,7 +15,7 @@ from ..core.result import TOLERANCE
 from ..solvers import CUTOFF_SLACK
 from ..solvers.roof_dual import reusing, roof_dual_bound
 from ..solvers.roof_search import MAX_NODES, maximise
-from .common import rescored
+from .common import DirectionResult, rescored
 from .count_boxes import applies as count_boxes_apply
 from .count_boxes import count_boxes
 
@@ -34,6 +34,43 @@ def known_bound(quick: dict, formulation, instance: Instance, direction: str) ->
     if direction not in quick:
         quick[direction] = formulation.quick_bound(instance, direction)
     return quick[direction]
+
+
+def settled_by_chains(formulation, instance: Instance, guesses: dict, quick: dict, details: dict, signed: bool,
+                      time_left: float | None) -> dict | None:
+    """Both directions' results when the formulation's chain bound (the sums of precisions:
+    formulations/precision/chains.py, no flow and no model) settles both, else None.  Each direction's
+    bound is kept in ``quick`` (a bound without a model, for the steps that follow) and its best
+    re-scored assignment in ``guesses``.  A direction is settled when its bound is at most the
+    difference to beat (MED: the best either direction reached; a range end: its own) plus the
+    solvers' cutoff slack.  Not under a time limit too short for a first compile of the chain kernel
+    (kernels/precision_chains.ready)."""
+    chain = getattr(formulation, "chain_bound", None)
+    if chain is None or instance.limits:
+        return None
+    from ..kernels.precision_chains import ready  # here: Numba (docs/limits.md#memory) only where chains run
+    if not ready(time_left):
+        return None
+    bounds = {}
+    for direction in sorted(guesses, key=lambda d: -guesses[d][0]):  # the likelier winner first
+        beat = guesses[direction][0] if signed else max(guess[0] for guess in guesses.values())
+        found = chain(instance, direction, beat)
+        if found is None:
+            return None
+        bound, value, assignment = found
+        if value > guesses[direction][0]:
+            guesses[direction] = (value, assignment)
+        bounds[direction] = quick[direction] = min(quick.get(direction, math.inf), bound)
+    details["chain bounds"] = len(bounds)
+    reached = max(guess[0] for guess in guesses.values())
+    if any(bounds[d] > (guesses[d][0] if signed else reached) + CUTOFF_SLACK for d in bounds):
+        return None
+    results = {}
+    for direction, bound in bounds.items():
+        results[direction] = DirectionResult(bound=bound)
+        results[direction].offer(*guesses[direction])
+    details["closed without a model"] = len(results)
+    return results
 
 
 MAX_RELAXATION_STEPS = 20  # Dinkelbach steps over the roof dual before the models take over

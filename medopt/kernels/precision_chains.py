@@ -110,3 +110,19 @@ def chain_max(kind, index, judged, weights, sign: float, lo: int, hi: int) -> tu
     b[order[:taken[best]]] = 1
     _back(took, docs, best, b)
     return float(totals[best]), b
+
+
+def chain_states(kind, index, judged, weights) -> tuple:
+    """(V_K(s) for s = 0..top, the largest count the list reaches, and ``point(s)``: a b (int64 0/1 over
+    the n unjudged documents, only the list's own set) reaching V_K(s)) for sign +1 and no interval: the
+    recurrence of the module docstring along the list's ranks, every state kept.  The documents not
+    ranked in the list are left at 0 (their weights are the caller's)."""
+    n = len(weights)
+    values, took, docs, top = _forward(kind, index, judged, np.asarray(weights, dtype=np.float64), 1.0, max(n, 0))
+
+    def point(state: int) -> np.ndarray:
+        b = np.zeros(n, dtype=np.int64)
+        _back(took, docs, int(state), b)
+        return b
+
+    return values[:top + 1].copy(), top, point

@@ -45,13 +45,15 @@ def test_quick_bound_is_at_least_each_direction_maximum(example):
 
 
 @pytest.mark.skipif(not DATA.exists(), reason="DL-HARD data (../shared/data) absent")
-def test_depth_1000_sums_of_precisions_are_settled_by_the_roof_dual_or_report_its_bound():
+def test_depth_1000_sums_of_precisions_are_settled_by_the_roof_dual_or_report_its_bound(monkeypatch):
     """AP over 1000 ranks (trec_eval's map) and SSP@1000 on a DL-HARD topic with the qrels: the roof
     dual closes both directions without a model (each had returned after 60 s, uncertified, bounds
     0.74 and 0.76).  SSP@1000 without judgments: the exact search over the roof dual closes both
     (2.6 s on an idle machine; the roof dual alone left 0.344 against 0.343 reached, and the models
-    had not closed it in 60 s); stopped by a time limit of 1 s, a proven bound below the trivial 1
-    (the quick bound, 0.72)."""
+    had not closed it in 60 s); stopped by a time limit of 1 s, a proven bound below the trivial 1 (the
+    quick bound, 0.72), with the chain bounds (formulations/precision/chains.py) first or without them."""
+    from medopt.formulations.precision.sums import PrecisionSums
+
     from medopt.io.trec import read_qrels, read_run
 
     a = read_run(DATA / "baselines" / "doc" / "bm25+rm3+bert-mp(zs).run").rankings["67316"]
@@ -60,6 +62,9 @@ def test_depth_1000_sums_of_precisions_are_settled_by_the_roof_dual_or_report_it
     for metric, given in (("AP", judgments), ("SSP@1000", judgments), ("SSP@1000", {})):
         result = medopt.med(metric, a, b, given, time_limit=30)
         assert result.certified and result.details["closed without a model"] == 2
+    chained = medopt.med("SSP@1000", a, b, {}, time_limit=1)
+    assert chained.value <= chained.upper_bound < 0.75 and chained.details["chain bounds"] == 2
+    monkeypatch.setattr(PrecisionSums, "chain_bound", None)
     stopped = medopt.med("SSP@1000", a, b, {}, time_limit=1)
     assert not stopped.certified and stopped.value <= stopped.upper_bound < 0.75
 
@@ -124,9 +129,13 @@ def test_the_largest_bound_alone_equals_the_largest_of_every_r(example):
 def test_greedy_skips_a_direction_its_bound_closes_and_the_med_stays_exact(example, monkeypatch):
     """For MED the driver hands the greedy warm start ``closed`` (the quick bound at most the difference
     reached): a direction it closes has no greedy path.  The MED stays the enumeration's, certified, and
-    paths are skipped on some instances (so the test can fail)."""
+    paths are skipped on some instances (so the test can fail).  The chain bounds are off: after them the
+    MED has no warm start (exact/driver.py)."""
+    from medopt.formulations.precision.sums import PrecisionSums
     from medopt.heuristics import greedy as greedy_module
     from medopt import methods
+
+    monkeypatch.setattr(PrecisionSums, "chain_bound", None)
 
     metric = parse_metric(example)
     skipped = []

@@ -18,6 +18,7 @@ from ...core.instance import judged_count
 from ...core.deadlines import OutOfTime, check_room, check_time
 from ...modeling import direction_sign
 from ...kernels import bounds_by_count
+from . import chains
 
 
 def pair_weights(instance, direction, scales=(1.0, 1.0)) -> dict:
@@ -172,6 +173,14 @@ class PrecisionBounds:
         if not values or judged_count(instance, rel) == 0:
             values.append(0.0)
         return max(values)
+
+    def chain_bound(self, instance, direction, beat: float):
+        """(A proven bound on the direction's difference, the best difference found, its assignment) from
+        the favoured list's chain and a linear bound on the other's (chains.py), or None where it does not
+        apply (AP(norm=min), relevance limits, no unjudged document that can be relevant)."""
+        if not chains.applies(instance):
+            return None
+        return chains.chain_bound(instance, direction, beat, self.scale(instance))
 
     def quadratic_form(self, instance, direction, lam: float | None = None, memo: dict | None = None):
         """N - lam D (lam None: N alone), D = R, as a quadratic function of the relevances b_d of the
