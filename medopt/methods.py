@@ -243,7 +243,7 @@ def heuristics_for(metric: Metric) -> list[Method]:
 
 
 def asked_strategy(strategy: str | None) -> str | None:
-    """The strategy asked for, None when the exact driver is to choose ("auto", or not given): the one
+    """The strategy asked for, None when exact_settings is to choose ("auto", or not given): the one
     place "auto" is read."""
     return None if strategy in (None, "auto") else strategy
 
