@@ -119,9 +119,9 @@ def exact(instance: Instance, *, solver: str, strategy: str, time_limit: float |
           warm_starts: Iterable[Callable] = (), memory_limit: int | None = None) -> MedResult:
     """Both directions' maxima, each solved by ``strategy`` on ``solver`` (as methods.exact_settings
     chose them) on the instance reduced by the metric's proved facts, and certified.  ``warm_starts``
-    are heuristics (instance -> MedResult) whose answers seed the search as differences already reached (methods.py picks them).  A direction
-    whose models are predicted to need more than ``memory_limit`` bytes (default
-    limits.memory_limit()) is refused with TooLargeError before anything is built (check_memory)."""
+    are heuristics (instance -> MedResult) whose answers seed the search as differences already
+    reached (methods.py picks them).  A direction whose models are predicted to need more than
+    ``memory_limit`` bytes (default limits.memory_limit()) is refused with TooLargeError before anything is built (check_memory)."""
     started = time.perf_counter()
     solved = solve_directions(instance, solver=solver, time_limit=time_limit, strategy=strategy, reduce=reduce,
                               warm_starts=warm_starts, memory_limit=memory_limit, signed=False)
