@@ -121,7 +121,8 @@ def exact(instance: Instance, *, solver: str, strategy: str, time_limit: float |
     chose them) on the instance reduced by the metric's proved facts, and certified.  ``warm_starts``
     are heuristics (instance -> MedResult) whose answers seed the search as differences already
     reached (methods.py picks them).  A direction whose models are predicted to need more than
-    ``memory_limit`` bytes (default limits.memory_limit()) is refused with TooLargeError before anything is built (check_memory)."""
+    ``memory_limit`` bytes (default limits.memory_limit()) is refused with TooLargeError before
+    anything is built (check_memory)."""
     started = time.perf_counter()
     solved = solve_directions(instance, solver=solver, time_limit=time_limit, strategy=strategy, reduce=reduce,
                               warm_starts=warm_starts, memory_limit=memory_limit, signed=False)
