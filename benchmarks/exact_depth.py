@@ -10,8 +10,12 @@ fraction of instances where it reached the certified maximum).  ``--solvers defa
 what ``medopt`` does when no solver is asked for (its pick per metric family and depth), and ``--solvers auto``
 what ``medopt.med`` does when no method is asked for either (nDCG: the profile search, no model).
 
-Instances run in --jobs worker processes at once (default 2), a fresh process per instance.
-Each finished instance is appended by the main process as one flushed line to a JSON-lines log
+Instances run in --jobs worker processes at once (default 2), a fresh process per instance
+(``--reuse-workers``: each worker solves instance after instance, and a peak RSS is then its process's
+so far).  The exact solve is timed in the worker, ``medopt.med``'s call alone (no process start, no
+import, the warm-up before it): ``--repeats N`` calls it N times (default 1) and logs their median as
+``exact_seconds`` (``exact_repeats``: each call), so that a first call's one-off costs and a moment's
+load do not decide a 0.03 s instance.  Each finished instance is appended by the main process as one flushed line to a JSON-lines log
 (--log), so Ctrl-C or kill loses at most the instances in flight and a rerun continues where it
 stopped (--fresh ignores the log); the table is printed from the log, with the wall time and
 the number of instances solved in this run.
@@ -28,6 +32,7 @@ ERR@1000, plus Q(beta=1)@100.
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import multiprocessing
 import os
@@ -50,7 +55,7 @@ from medopt.kernels.precision_chains import chain_max
 from medopt.solvers.roof_dual import DescentNetwork
 
 import harness
-from harness import DL_HARD, Log, PeakRSS, dl_hard_runs, percentile, read_log, select_pairs
+from harness import DL_HARD, Log, dl_hard_runs, percentile, read_log, select_pairs, timed
 
 METRICS = ["AP@{k}", "AP(norm=min)@{k}", "SSP@{k}", "nDCG@{k}", "ERR@{k}", "Q(beta=1)@{k}"]
 GRADED = {"nDCG", "ERR"}  # graded metrics: unjudged documents may take any DL-HARD grade 0..3
@@ -65,24 +70,27 @@ def scale_tag(metric) -> str:
     return f"|G{GRADE_SCALE}" if medopt.parse_metric(metric).family in GRADED else ""
 
 
-def run_instance(metric, a, b, judgments, solver, time_limit):
+def run_instance(metric, a, b, judgments, solver, time_limit, repeats=1):
     family = medopt.parse_metric(metric).family
-    row = {}
+    row = {"repeats": repeats}
     grades = {"max_grade": GRADE_SCALE} if family in GRADED else {}
+    # "auto": medopt's own pick of method (nDCG: the profile search) and solver; else the exact driver
+    method = "auto" if solver == "auto" else "exact"
+
+    def solve():
+        return medopt.med(metric, a, b, judgments, method=method, solver=None if solver in ("default", "auto") else solver,
+                          time_limit=time_limit, **grades)
+
     started = time.perf_counter()
     try:
-        with PeakRSS() as memory:
-            # "auto": medopt's own pick of method (nDCG: the profile search) and solver; else the exact driver
-            method = "auto" if solver == "auto" else "exact"
-            exact = medopt.med(metric, a, b, judgments, method=method,
-                               solver=None if solver in ("default", "auto") else solver, time_limit=time_limit, **grades)
+        timing, exact = timed(solve, repeats)
     except Exception as error:  # an unattended run logs a failing instance (uncertified) and goes on
         row.update(exact_seconds=time.perf_counter() - started, exact_value=None, certified=False, status="error",
                    bound=None, error=f"{type(error).__name__}: {error}")
         return row
-    row.update(exact_seconds=time.perf_counter() - started, exact_value=exact.value, certified=exact.certified,
-               status=exact.status, bound=exact.upper_bound, used_solver=exact.solver, used_method=exact.method,
-               peak_rss_mb=memory.mb)
+    row.update(exact_seconds=timing["median"], exact_repeats=timing["seconds"], exact_value=exact.value,
+               certified=exact.certified, status=exact.status, bound=exact.upper_bound, used_solver=exact.solver,
+               used_method=exact.method, peak_rss_mb=timing["peak_rss_mb"])
     heuristic = HEURISTICS.get(family)
     if heuristic and heuristic in medopt.METHODS:
         started = time.perf_counter()
@@ -95,23 +103,33 @@ def run_instance(metric, a, b, judgments, solver, time_limit):
     return row
 
 
-def warm_up():
+def warm_up(solvers=("highs", "cpsat")):
     """Import and first-call costs (Pyomo, HiGHS, CP-SAT: about a second; Numba's compiled loops, loaded
     from its cache: 0.3-0.7 s) paid before any instance is timed, so a process's first instance is not
-    charged with them."""
+    charged with them; ``solvers``: those the run asks for ('default' and 'auto' pick among HiGHS and CP-SAT)."""
     for metric in ("AP@3", "nDCG@3", "ERR@3", "Q(beta=1)@3"):
-        for solver in ("highs", "cpsat", "scip"):
+        for solver in solvers:
             medopt.med(metric, ["d1", "d2", "d3"], ["d3", "d4"], {"d1": 1}, method="exact", solver=solver,
                        max_grade=2)
-    # the kernels the instances above are too small to reach: the Q boxes' descent, the AP count boxes
+    # what the instances above are too small to reach: the Q boxes' descent, the AP count boxes and the
+    # roof dual's max-flow library (about 15 ms to import on a first AP@20 call)
     DescentNetwork(2, np.array([0]), np.array([1]), np.array([1.0])).bound(0.0, np.array([1.0, -2.0]))
     chain_max(np.array([2]), np.array([0]), np.array([0]), np.array([0.5]), 1.0, 0, 1)
+    importlib.import_module("ortools.graph.python.max_flow")
 
 
-def _start_worker(parent):
+def warm_up_solvers(solvers) -> tuple:
+    """The concrete solvers of a run's --solvers ('default' and 'auto' stand for HiGHS and CP-SAT)."""
+    named = [s for s in solvers if s not in ("default", "auto")]
+    if len(named) < len(solvers):
+        named += ["highs", "cpsat"]
+    return tuple(dict.fromkeys(named))
+
+
+def _start_worker(parent, solvers):
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process decides what an interrupt stops
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
-    warm_up()
+    warm_up(solvers)
 
 
 def _exit_with_parent(parent):
@@ -125,10 +143,10 @@ def _exit_with_parent(parent):
         time.sleep(0.5)
 
 
-def task_for(runs, qrels, first, second, topic, metric, judged, solver, time_limit):
+def task_for(runs, qrels, first, second, topic, metric, judged, solver, time_limit, repeats=1):
     """One instance as its worker needs it: the two rankings and the topic's judgments, not the runs."""
     judgments = qrels.get(topic, {}) if judged == "dl-hard" else {}
-    return metric, runs[first].rankings[topic], runs[second].rankings[topic], judgments, solver, time_limit
+    return metric, runs[first].rankings[topic], runs[second].rankings[topic], judgments, solver, time_limit, repeats
 
 
 def _worker_solve(task):
@@ -139,11 +157,12 @@ def _raise_interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
-def solved(todo, jobs):
+def solved(todo, jobs, solvers=("highs", "cpsat"), reuse=False):
     """Yield (key, row) for each instance of ``todo`` as it finishes, on a pool of ``jobs`` worker
     processes, each of which solves one instance and exits, so that an instance's peak RSS is its own
     (a process that solved an AP@1000 instance keeps that memory, and the next instance would be charged
-    with it).  Workers come from a forkserver with medopt imported, and warm up before their instance.
+    with it); ``reuse``: each worker solves instance after instance (no process start per instance).
+    Workers come from a forkserver with medopt imported, and warm up (``solvers``) before their first instance.
     Pending instances are cancelled and running ones stopped when the caller stops (an interrupt, an error)."""
     if not todo:
         return
@@ -163,7 +182,7 @@ def solved(todo, jobs):
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         pool = ProcessPoolExecutor(min(jobs, len(todo)), mp_context=context, initializer=_start_worker,
-                                   initargs=(os.getpid(),), max_tasks_per_child=1)
+                                   initargs=(os.getpid(), solvers), max_tasks_per_child=None if reuse else 1)
         submit()
     finally:
         signal.signal(signal.SIGINT, previous)
@@ -200,13 +219,17 @@ def main(argv=None):
     parser.add_argument("--time-limit", type=float, default=60.0)
     parser.add_argument("--jobs", type=int, default=2,
                         help="worker processes at once (default 2); each solves one instance and exits")
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="solves of each instance in its worker; the log's exact_seconds is their median")
+    parser.add_argument("--reuse-workers", action="store_true",
+                        help="a worker solves instance after instance (peak RSS: its process's so far)")
     parser.add_argument("--compare", type=Path, metavar="LOG",
                         help="another run's log (an older commit, say): also print before / after on the instances both hold")
     args = parser.parse_args(argv)
     if args.preset == "depth1000":
         args.ks, args.metrics = [1000], DEPTH_1000
-    if args.jobs < 1:
-        parser.error("--jobs must be at least 1")
+    if args.jobs < 1 or args.repeats < 1:
+        parser.error("--jobs and --repeats must be at least 1")
 
     pairs = select_pairs(dl_hard_runs(args.data), args.pairs)
     qrels = read_qrels(args.data / "dl_hard-doc.qrels")
@@ -227,15 +250,16 @@ def main(argv=None):
                     skipped += 1
                     continue
                 todo.append((key, task_for(loaded, qrels, str(first), str(second), topic, metric, judged, solver,
-                                           args.time_limit)))
-                labels[key] = dict(key=key, metric=metric, k=k, judgments=judged, solver=solver)
+                                           args.time_limit, args.repeats)))
+                labels[key] = dict(key=key, metric=metric, k=k, judgments=judged, solver=solver,
+                                   workers="reused" if args.reuse_workers else "one per instance")
 
     started, count, certified, interrupted = time.perf_counter(), 0, 0, False
     previous_term = signal.signal(signal.SIGTERM, _raise_interrupt)  # kill: stop as cleanly as Ctrl-C
     bar = tqdm(total=skipped + len(todo), initial=skipped, unit="inst", file=sys.stderr, dynamic_ncols=True,
                mininterval=1.0, desc="exact_depth", disable=not todo)
     try:
-        with log, closing(solved(todo, args.jobs)) as results:
+        with log, closing(solved(todo, args.jobs, warm_up_solvers(args.solvers), args.reuse_workers)) as results:
             for key, row in results:
                 row.update(labels[key])
                 done[key] = log.write(row)
@@ -268,61 +292,101 @@ def instance_id(key: str) -> str:
     return f"{prefix}|{limit}"
 
 
-def print_comparison(rows, baseline: dict):
-    """Before (``baseline``, another log) and after (``rows``) on the instances both hold, per group."""
+def paired(rows, baseline: dict) -> dict:
+    """(metric, k, judgments, solver before, solver after) -> [(before row, after row)] over the instances
+    both hold: an after row is paired with the baseline's row of the same key (the same solver) when it
+    has one, else with the baseline's only row of that instance (a --solvers default run against a
+    highs run, say); an instance the baseline holds with several other solvers is left out."""
     before = {}
     for row in baseline.values():
         before.setdefault(instance_id(row["key"]), []).append(row)
     groups = {}
     for row in rows:
-        for old in before.get(instance_id(row["key"]), ()):
+        same = baseline.get(row["key"])
+        others = before.get(instance_id(row["key"]), [])
+        old = same if same is not None else (others[0] if len(others) == 1 else None)
+        if old is not None:
             groups.setdefault((row["metric"], row["k"], row["judgments"], old["solver"], row["solver"]), []).append((old, row))
-    if not groups:
+    return groups
+
+
+WORSE = 1.10  # a median after / before above this is marked (issue 51: no median worse by more than 10%)
+
+
+def comparison_table(rows, baseline: dict) -> tuple[list, list]:
+    """Before (``baseline``, another log) and after (``rows``) on the instances both hold, per group:
+    (header, rows) with each side's certified %, median and max seconds and the medians' ratio."""
+    header = ["metric", "judgments", "n", "before", "cert%", "median", "max", "after", "cert%", "median", "max",
+              "after/before"]
+    table = []
+    for (metric, _k, judged, old_solver, solver), pairs in sorted(
+            paired(rows, baseline).items(), key=lambda g: (g[0][1], g[0][0], g[0][2], g[0][3], g[0][4])):
+        cells = [metric, judged, len(pairs)]
+        medians = []
+        for side, name in ((0, old_solver), (1, solver)):
+            seconds = [p[side]["exact_seconds"] for p in pairs]
+            medians.append(statistics.median(seconds))
+            cells += [name, f"{100 * sum(p[side]['certified'] for p in pairs) / len(pairs):.1f}",
+                      f"{medians[-1]:.3f}", f"{max(seconds):.3f}"]
+        ratio = medians[1] / medians[0] if medians[0] > 0 else float("inf")
+        table.append(cells + [f"{ratio:.2f}" + (" *" if ratio > WORSE else "")])
+    return header, table
+
+
+def print_comparison(rows, baseline: dict):
+    header, table = comparison_table(rows, baseline)
+    if not table:
         print("before / after: no instance of this set is in the compared log")
         return
     commits = sorted({str(r.get("commit")) for r in baseline.values()})
-    print(f"before ({', '.join(commits)}) / after on the same instances: certified %, median and max seconds")
-    header = (f"{'metric':<18} {'judgments':<8} {'n':>4} | {'before':<7} {'cert%':>6} {'median':>8} {'max':>8} | "
-              f"{'after':<7} {'cert%':>6} {'median':>8} {'max':>8} | {'median x':>8}")
-    print(header)
-    print("-" * len(header))
-    for (metric, k, judged, old_solver, solver), pairs in sorted(groups.items(), key=lambda g: (g[0][1], g[0][0], g[0][2])):
-        cells = []
-        for side, name in ((0, old_solver), (1, solver)):
-            seconds = [p[side]["exact_seconds"] for p in pairs]
-            certified = 100 * sum(p[side]["certified"] for p in pairs) / len(pairs)
-            cells.append((name, certified, statistics.median(seconds), max(seconds)))
-        ratio = cells[0][2] / cells[1][2] if cells[1][2] > 0 else float("inf")
-        print(f"{metric:<18} {judged:<8} {len(pairs):>4} | "
-              + " | ".join(f"{n:<7} {c:>6.1f} {m:>8.3f} {x:>8.3f}" for n, c, m, x in cells) + f" | {ratio:>8.1f}")
+    print(f"before ({', '.join(commits)}) / after on the same instances: certified %, median and max seconds "
+          f"(* : after / before above {WORSE:g})")
+    print(harness.text_table(header, table))
 
 
-def print_table(rows, time_limit):
+def summary_table(rows) -> tuple[list, list]:
+    """Per metric, k, judgments and solver: (header, rows) of the exact solves' certified %, median, p90 and
+    max seconds and largest peak RSS, and the heuristic's hit % and seconds where the metric has one."""
     groups = {}
     for row in rows:
         groups.setdefault((row["metric"], row["k"], row["judgments"], row["solver"]), []).append(row)
-    header = (f"{'metric':<18} {'judgments':<8} {'solver':<7} {'n':>5} {'cert%':>6} {'median':>8} {'p90':>8} "
-              f"{'max':>8} {'RSS MB':>7} | {'heuristic':<9} {'hit%':>6} {'median':>8} {'p90':>8} {'max':>8}")
-    print(f"exact: seconds per instance, certified within {time_limit:g} s, largest peak RSS of an instance's "
-          f"process; heuristic: lower bound, hit = reached the certified maximum")
-    print(header)
-    print("-" * len(header))
-    for (metric, k, judged, solver), group in sorted(groups.items(), key=lambda g: (g[0][1], g[0][0], g[0][2], g[0][3])):
+    header = ["metric", "judgments", "solver", "n", "cert%", "median", "p90", "max", "RSS MB",
+              "heuristic", "hit%", "median", "p90", "max"]
+    table = []
+    for (metric, _k, judged, solver), group in sorted(groups.items(), key=lambda g: (g[0][1], g[0][0], g[0][2], g[0][3])):
         seconds = [r["exact_seconds"] for r in group]
-        certified = sum(r["certified"] for r in group) / len(group)
         memory = [r["peak_rss_mb"] for r in group if r.get("peak_rss_mb") is not None]  # older logs lack it
-        line = (f"{metric:<18} {judged:<8} {solver:<7} {len(group):>5} {100 * certified:>6.1f} "
-                f"{statistics.median(seconds):>8.3f} {percentile(seconds, 90):>8.3f} {max(seconds):>8.3f} "
-                f"{max(memory) if memory else float('nan'):>7.0f}")
+        cells = [metric, judged, solver, len(group), f"{100 * sum(r['certified'] for r in group) / len(group):.1f}",
+                 f"{statistics.median(seconds):.3f}", f"{percentile(seconds, 90):.3f}", f"{max(seconds):.3f}",
+                 f"{max(memory):.0f}" if memory else ""]
         fast = [r for r in group if "heuristic_seconds" in r]
         if fast:
             hits = [r for r in fast if r["certified"]]
             hit = sum(abs(r["heuristic_value"] - r["exact_value"]) <= 1e-9 for r in hits) / len(hits) if hits else float("nan")
             times = [r["heuristic_seconds"] for r in fast]
-            line += (f" | {fast[0]['heuristic']:<9} {100 * hit:>6.1f} {statistics.median(times):>8.4f} "
-                     f"{percentile(times, 90):>8.4f} {max(times):>8.4f}")
+            cells += [fast[0]["heuristic"], f"{100 * hit:.1f}", f"{statistics.median(times):.4f}",
+                      f"{percentile(times, 90):.4f}", f"{max(times):.4f}"]
+        else:
+            cells += [""] * 5
         errors = sum(r.get("status") == "error" for r in group)
-        print(line + (f"  ({errors} failed with an error: see the log)" if errors else ""))
+        if errors:
+            cells[0] += f" ({errors} failed: see the log)"
+        table.append(cells)
+    return header, table
+
+
+def print_table(rows, time_limit):
+    print(f"exact: seconds per instance, certified within {time_limit:g} s, largest peak RSS of an instance's "
+          f"process; heuristic: lower bound, hit = reached the certified maximum")
+    print(harness.text_table(*summary_table(rows)))
+
+
+def tables(records: list[dict], baseline: list[dict] | None = None) -> tuple[list, list]:
+    """The table a page of the docs shows from this script's log (docs/hooks.py): the summary of
+    ``records``, or with ``baseline`` (another log's records) the before / after comparison."""
+    if baseline is None:
+        return summary_table(records)
+    return comparison_table(records, {r["key"]: r for r in baseline})
 
 
 if __name__ == "__main__":

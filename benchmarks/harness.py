@@ -11,6 +11,8 @@ argument parser.
 - Log: ``Log(path)``, a JSON-lines file of one record per case, each stamped with the commit of the
   medopt measured, the command line and the machine; a rerun reads it back (``log.done``) so a
   script can skip the cases already there (resume); a line cut by an interruption is skipped.
+- Tables: ``text_table`` (printed) and ``markdown_table`` (the docs: docs/hooks.py renders a script's
+  ``tables(records)`` from its log).
 - ``parser(doc, ...)``: the scripts' argument parser, with the options they share (``--data``,
   ``--log``, ``--fresh``, ``--seed``).
 - ``tests_module(name)``: a helper module of ``tests/`` (the fault table, the interrupt children),
@@ -215,6 +217,33 @@ class Log:
 
     def __exit__(self, *exc):
         self.close()
+
+
+# -- tables ---------------------------------------------------------------------------------------
+
+def _numeric(cell) -> bool:
+    try:
+        float(str(cell).rstrip(" *"))
+    except ValueError:
+        return False
+    return True
+
+
+def text_table(header: list, rows: list) -> str:
+    """``rows`` under ``header`` in aligned columns (numbers to the right), as a script prints them."""
+    cells = [[str(c) for c in header]] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+
+    def line(row):
+        return " ".join(c.rjust(w) if _numeric(c) else c.ljust(w) for c, w in zip(row, widths)).rstrip()
+    return "\n".join([line(cells[0]), "-" * len(line(cells[0]))] + [line(row) for row in cells[1:]])
+
+
+def markdown_table(header: list, rows: list) -> str:
+    """``rows`` under ``header`` as a Markdown table (numbers aligned right), as the docs show a log."""
+    align = ["---:" if rows and all(_numeric(row[i]) or row[i] == "" for row in rows) else "---"
+             for i in range(len(header))]
+    return "\n".join("| " + " | ".join(str(c) for c in row) + " |" for row in [header, align, *rows])
 
 
 # -- the argument parser ----------------------------------------------------------------------------

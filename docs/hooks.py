@@ -18,7 +18,11 @@ A link to a repository file that is not on the site is left as it is, and ``mkdo
 --strict`` fails on it. A default the code sets is written in a page as
 ``<!--default:NAME-->VALUE<!--/default-->`` (the value as read in the repository) and the page on the
 site shows the code's value instead (``DEFAULTS``: the command line's time limit, the memory limit, the
-default solver and the depth from which AP solves on CP-SAT; an unknown name fails the build). The
+default solver and the depth from which AP solves on CP-SAT; an unknown name fails the build). A
+table of measured figures is ``<!--benchmark:LOG-->`` (``<!--benchmark:LOG vs BASELINE-->``: the before /
+after comparison) and is generated from the JSON-lines log ``benchmarks/logs/LOG.jsonl`` by the
+``tables`` function of the script whose command the log records (``benchmark_table``); a missing log
+fails the build. The
 docstrings' Sphinx roles (``:func:`medopt.med` ``), which mkdocstrings leaves as text, become code spans
 linked to the object's entry on the page (``on_page_content``).
 """
@@ -27,6 +31,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -162,7 +167,7 @@ SOLVER_NAMES = {"highs": "HiGHS", "cpsat": "CP-SAT"}  # a solver's name in the c
 
 
 def _default_solver() -> str:
-    from medopt.exact.driver import DEFAULT_SOLVER
+    from medopt.methods import DEFAULT_SOLVER
     return SOLVER_NAMES[DEFAULT_SOLVER]
 
 
@@ -181,9 +186,71 @@ def render_defaults(markdown: str, where: str) -> str:
     return _DEFAULT.sub(value, markdown)
 
 
+BENCHMARKS = ROOT / "benchmarks"
+BENCHMARK_LOGS = BENCHMARKS / "logs"
+_BENCHMARK = re.compile(r"<!--benchmark:([\w.-]+)(?: vs ([\w.-]+))?-->")
+_SCRIPT = re.compile(r"benchmarks/(\w+)\.py")
+
+
+def _benchmark_module(name: str):
+    """benchmarks/NAME.py, loaded from its file with benchmarks/ on the path (its ``import harness``)."""
+    import importlib.util  # here: only a page with a benchmark table loads a script
+
+    if str(BENCHMARKS) not in sys.path:
+        sys.path.insert(0, str(BENCHMARKS))
+    spec = importlib.util.spec_from_file_location(f"medopt_benchmark_{name}", BENCHMARKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _log_records(name: str, where: str) -> list[dict]:
+    import json  # here: only a page with a benchmark table reads a log
+
+    path = BENCHMARK_LOGS / f"{name}.jsonl"
+    if not path.is_file():
+        raise PluginError(f"{where}: no benchmark log {path.relative_to(ROOT)}")
+    records = []
+    for line in path.read_text().splitlines():
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:  # a line cut by an interruption (benchmarks/harness.py read_log)
+            continue
+    if not records:
+        raise PluginError(f"{where}: {path.relative_to(ROOT)} has no record")
+    return records
+
+
+def benchmark_table(name: str, baseline: str | None = None, where: str = "page") -> str:
+    """The Markdown table of ``benchmarks/logs/NAME.jsonl`` (against BASELINE's records, if given), made
+    by the ``tables`` function of the script that wrote the log, and the line saying where it comes from."""
+    records = _log_records(name, where)
+    scripts = {m.group(1) for r in records if (m := _SCRIPT.search(r.get("command", "")))}
+    if len(scripts) != 1:
+        raise PluginError(f"{where}: {name}.jsonl names {len(scripts)} benchmark scripts in its commands, one expected")
+    script = scripts.pop()
+    module = _benchmark_module(script)
+    markdown_table = sys.modules["harness"].markdown_table  # the harness the script imported
+    if not hasattr(module, "tables"):
+        raise PluginError(f"{where}: benchmarks/{script}.py has no tables(records) for {name}.jsonl")
+    header, rows = module.tables(records, _log_records(baseline, where) if baseline else None)
+    commits = ", ".join(sorted({str(r.get("commit")) for r in records}))
+    source = f"`benchmarks/logs/{name}.jsonl` (medopt {commits}"
+    if baseline:
+        base = ", ".join(sorted({str(r.get("commit")) for r in _log_records(baseline, where)}))
+        source += f", against `{baseline}.jsonl`, medopt {base}"
+    command = records[-1]["command"].split(" --log ")[0]
+    return f"{markdown_table(header, rows)}\n\nFrom {source}): `{command}`."
+
+
+def render_benchmarks(markdown: str, where: str) -> str:
+    """Each ``<!--benchmark:LOG-->`` (or ``<!--benchmark:LOG vs BASELINE-->``) of a page as its table."""
+    return _BENCHMARK.sub(lambda m: benchmark_table(m.group(1), m.group(2), where), markdown)
+
+
 def on_page_markdown(markdown, page, config, files):
     source = page.file.src_uri
-    markdown = render_defaults(markdown, source)
+    markdown = render_benchmarks(render_defaults(markdown, source), source)
     lines, fenced = [], False
     for line in markdown.split("\n"):
         if _FENCE.match(line):

@@ -120,16 +120,47 @@ def _warm_starts(instance: Instance) -> list:
     return [m.run for m in REGISTRY.values() if m.warm_start and m.supports(instance) is None]
 
 
-def _exact(instance: Instance, **options) -> MedResult:
-    """The exact driver, seeded by every warm-start heuristic that runs on the instance."""
+DEFAULT_SOLVER = "highs"  # the exact method's solver where the formulation prefers none
+
+
+def exact_settings(instance: Instance, solver: str | None = None, strategy: str | None = None) -> tuple[str, str]:
+    """The exact method's solver and strategy for ``instance``, the one place their defaults are
+    decided: the solver asked for, else the formulation's preferred one (AP from ``cpsat_depth``:
+    CP-SAT), else DEFAULT_SOLVER; the strategy asked for (checked against those the formulation offers
+    on this instance and that solver), else the last it offers (its usually fastest)."""
+    from .exact.driver import available_strategies  # Pyomo and the solvers load only when needed
+    from .formulations import formulation_for  # (as above)
+    from .solvers import SOLVERS  # (as above)
+
+    formulation = formulation_for(instance.metric)
+    solver = solver or formulation.preferred_solver(instance) or DEFAULT_SOLVER
+    if solver not in SOLVERS:
+        raise MedoptError(f"unknown solver {solver!r}; choose one of {', '.join(SOLVERS)}")
+    available = available_strategies(formulation, instance, solver)
+    strategy = asked_strategy(strategy) or available[-1]
+    if strategy not in available:
+        needs_highs = f" with {solver} (its model has continuous variables: use highs)" \
+            if strategy in formulation.continuous else ""
+        raise MedoptError(f"{instance.metric}: strategy {strategy!r} not available{needs_highs} "
+                          f"(choose from {', '.join(available)})")
+    return solver, strategy
+
+
+def _exact(instance: Instance, solver: str | None = None, strategy: str | None = None, **options) -> MedResult:
+    """The exact driver on exact_settings' solver and strategy, seeded by every warm-start heuristic
+    that runs on the instance."""
     from .exact.driver import exact as exact_solve  # Pyomo and the solvers load only when needed
-    return exact_solve(instance, warm_starts=_warm_starts(instance), **options)
+    solver, chosen = exact_settings(instance, solver, strategy)
+    return exact_solve(instance, solver=solver, strategy=chosen, warm_starts=_warm_starts(instance), **options)
 
 
-def _exact_range(instance: Instance, **options) -> RangeResult:
-    """Both ends by the exact driver, each direction seeded by the warm-start heuristics' answers."""
+def _exact_range(instance: Instance, solver: str | None = None, strategy: str | None = None,
+                 **options) -> RangeResult:
+    """Both ends by the exact driver (as _exact), each direction seeded by the warm-start heuristics' answers."""
     from .exact.driver import exact_range  # Pyomo and the solvers load only when needed
-    return exact_range(instance, warm_starts=_warm_starts(instance), **options)
+    solver, chosen = exact_settings(instance, solver, strategy)
+    return exact_range(instance, solver=solver, strategy=chosen, warm_starts=_warm_starts(instance),
+                       strategy_given=asked_strategy(strategy) is not None, **options)
 
 
 REGISTRY: dict[str, Method] = {m.name: m for m in (
@@ -212,7 +243,7 @@ def heuristics_for(metric: Metric) -> list[Method]:
 
 
 def asked_strategy(strategy: str | None) -> str | None:
-    """The strategy asked for, None when the exact driver is to choose ("auto", or not given): the one
+    """The strategy asked for, None when exact_settings is to choose ("auto", or not given): the one
     place "auto" is read."""
     return None if strategy in (None, "auto") else strategy
 
@@ -245,7 +276,8 @@ def checked_options(options: Mapping | None) -> dict:
 class Plan:
     """Every choice for one request, made once (``plan``): the method, its batch kernel (None: the
     instance goes through the method, one topic at a time), the solver and strategy asked for (None:
-    the exact driver's default), the time limit, and the options the method takes."""
+    the exact method's default for the instance, exact_settings), the time limit, and the options the
+    method takes."""
 
     method: Method
     kernel: str | None = None

@@ -1,5 +1,5 @@
 """``medopt compare``: MED between two runs, topic by topic, with a mean row per metric (the rows come
-from :func:`medopt.workflows.compare.compare_rows`, which ``medopt.compare`` shares: this module parses and prints)."""
+from :func:`medopt.workflows.compare.compare_rows`, which ``medopt.compare`` shares: this module reads the options and prints; the metrics are parsed there, once)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import sys
 
 import click
 
-from ..batch import unique_measures
 from ..io.paths import check_output_file
 from ..workflows.compare import compare_rows
 from ..workflows.outputs import OUTPUT_FORMATS, format_output, write_output
@@ -57,7 +56,6 @@ def compare(run_a, run_b, qrels, spans, metrics, method, solver, time_limit, max
 
     With --range, the mean difference range too, and its verdict: the comparison is decided when no
     completion of the judgments can change which run is better on average."""
-    parsed, companions = unique_measures(metrics, warn, passages=True)
     check_flip_options(flip, labels if test is None else None, scope)  # --labels: with --flip or --test
     check_model_options(model, model_seed, draws)
     limits = parse_limits(at_most, at_least)
@@ -67,7 +65,7 @@ def compare(run_a, run_b, qrels, spans, metrics, method, solver, time_limit, max
     if output:
         check_output_file(output, "-o", inputs=[run_a, run_b, qrels, spans], binary=fmt == "parquet")
     rows, columns = compare_rows(
-        run_a, run_b, qrels, parsed + companions, method=method, solver=solver, time_limit=time_limit, max_grade=max_grade,
+        run_a, run_b, qrels, metrics, method=method, solver=solver, time_limit=time_limit, max_grade=max_grade,
         pad=pad, residual=residual, strategy=strategy, limits=limits, honour_rank=honour_rank,
         complete=complete, topics=topics, per_topic=per_topic, ranges=ranges, progress=sys.stderr.isatty() if progress is None else progress,
         warn=warn, sides=("RUN_A", "RUN_B"), spans=spans, names=names, flip=flip, labels=labels, scope=scope,

@@ -100,7 +100,6 @@ STRATEGIES = {
     "capped": Strategy(solve_capped, CappedRatio, any_sign=False),
     "boxes": Strategy(solve_boxes, BoxSearch),
 }
-DEFAULT_SOLVER = "highs"
 # Under a time limit, a direction of the sums of precisions whose model would need more than this share
 # of the memory limit is searched on over the roof dual instead of built, where its relaxation bounds
 # it (docs/explanation/precision-sums.md#ap-at-depth-searching-instead-of-a-large-model)
@@ -116,14 +115,14 @@ def available_strategies(formulation, instance, solver: str) -> tuple[str, ...]:
     return available
 
 
-def exact(instance: Instance, *, solver: str | None = None, time_limit: float | None = None,
-          strategy: str = "auto", reduce: bool = True, warm_starts: Iterable[Callable] = (),
-          memory_limit: int | None = None) -> MedResult:
-    """Both directions' maxima, each solved by ``strategy`` on the instance reduced by the metric's
-    proved facts, and certified.  ``warm_starts`` are heuristics (instance -> MedResult) whose
-    answers seed the search as differences already reached (methods.py picks them).  A direction
-    whose models are predicted to need more than ``memory_limit`` bytes (default
-    limits.memory_limit()) is refused with TooLargeError before anything is built (check_memory)."""
+def exact(instance: Instance, *, solver: str, strategy: str, time_limit: float | None = None, reduce: bool = True,
+          warm_starts: Iterable[Callable] = (), memory_limit: int | None = None) -> MedResult:
+    """Both directions' maxima, each solved by ``strategy`` on ``solver`` (as methods.exact_settings
+    chose them) on the instance reduced by the metric's proved facts, and certified.  ``warm_starts``
+    are heuristics (instance -> MedResult) whose answers seed the search as differences already
+    reached (methods.py picks them).  A direction whose models are predicted to need more than
+    ``memory_limit`` bytes (default limits.memory_limit()) is refused with TooLargeError before
+    anything is built (check_memory)."""
     started = time.perf_counter()
     solved = solve_directions(instance, solver=solver, time_limit=time_limit, strategy=strategy, reduce=reduce,
                               warm_starts=warm_starts, memory_limit=memory_limit, signed=False)
@@ -139,15 +138,17 @@ def exact(instance: Instance, *, solver: str | None = None, time_limit: float | 
                    claimed=best.value if math.isfinite(best.value) else None, details=solved.details)
 
 
-def exact_range(instance: Instance, *, solver: str | None = None, time_limit: float | None = None,
-                strategy: str = "auto", reduce: bool = True, warm_starts: Iterable[Callable] = (),
-                memory_limit: int | None = None) -> RangeResult:
+def exact_range(instance: Instance, *, solver: str, strategy: str, time_limit: float | None = None, reduce: bool = True,
+                warm_starts: Iterable[Callable] = (), memory_limit: int | None = None,
+                strategy_given: bool = False) -> RangeResult:
     """The difference range (SPEC 7): each direction solved to its own optimum (no cutoff from the
     other), on the instance reduced by the facts that hold for that direction's sign, and each end
-    certified on its own (result.certify_range)."""
+    certified on its own (result.certify_range).  ``strategy_given``: the strategy was asked for, not
+    the default (a range end it cannot solve is then refused, not given to another strategy)."""
     started = time.perf_counter()
     solved = solve_directions(instance, solver=solver, time_limit=time_limit, strategy=strategy, reduce=reduce,
-                              warm_starts=warm_starts, memory_limit=memory_limit, signed=True)
+                              warm_starts=warm_starts, memory_limit=memory_limit, signed=True,
+                              strategy_given=strategy_given)
     ends = {}
     for direction, outcome in solved.directions.items():
         ends[direction] = End(outcome.assignment if outcome.assignment is not None else {d: 0 for d in instance.unjudged},
@@ -164,31 +165,21 @@ class Solved:
     details: dict
 
 
-def solve_directions(instance: Instance, *, solver: str | None, time_limit: float | None, strategy: str,
+def solve_directions(instance: Instance, *, solver: str, time_limit: float | None, strategy: str,
                      reduce: bool, warm_starts: Iterable[Callable], memory_limit: int | None,
-                     signed: bool) -> Solved:
+                     signed: bool, strategy_given: bool = False) -> Solved:
     """Each direction's maximum of its difference.  For MED (``signed=False``) every direction starts
     from the best difference either reached and stops at it: a direction that cannot beat the other
     need not be solved to its own optimum.  For a range (``signed=True``) each direction starts from
     its own best guess and is solved to its own optimum, whatever its sign; a direction not known
     to reach a difference > 0 gets only the reductions proved for any sign (reductions.py), and a
-    strategy that needs lam >= 0 (``capped``) gives way to the formulation's next one."""
+    strategy that needs lam >= 0 (``capped``) gives way to the formulation's next one, unless it was
+    asked for (``strategy_given``: then the range is refused)."""
     if memory_limit is not None and (isinstance(memory_limit, bool) or not isinstance(memory_limit, (int, float))
                                      or not memory_limit > 0):
         raise MedoptError(f"memory_limit must be a positive number of bytes, got {memory_limit!r}")
     formulation = formulation_for(instance.metric)
-    solver = solver or formulation.preferred_solver(instance) or DEFAULT_SOLVER
-    if solver not in SOLVERS:
-        raise MedoptError(f"unknown solver {solver!r}; choose one of {', '.join(SOLVERS)}")
     available = available_strategies(formulation, instance, solver)
-    asked = strategy
-    if strategy == "auto":
-        strategy = available[-1]
-    if strategy not in available:
-        needs_highs = f" with {solver} (its model has continuous variables: use highs)" \
-            if strategy in formulation.continuous else ""
-        raise MedoptError(f"{instance.metric}: strategy {strategy!r} not available{needs_highs} "
-                          f"(choose from {', '.join(available)})")
     clock = Clock(time_limit)
     details = {"strategy": strategy, "solves": 0, "reduced": reduce}
     if instance.a == instance.b and not instance.residual and not instance.limits:
@@ -262,7 +253,7 @@ def solve_directions(instance: Instance, *, solver: str | None, time_limit: floa
                 continue
             chosen = strategy
             if signed and not start >= 0 and not STRATEGIES[strategy].any_sign:
-                if asked != "auto":
+                if strategy_given:
                     raise MedoptError(f"{instance.metric}: strategy {strategy!r} needs a difference >= 0; "
                                       f"a range end below 0 needs another ({', '.join(available)})")
                 chosen = next(s for s in reversed(available) if STRATEGIES[s].any_sign)

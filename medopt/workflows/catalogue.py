@@ -19,6 +19,7 @@ from ..api import med
 from ..errors import MedoptError
 from ..exact.common import Clock
 from ..exact.driver import STRATEGIES, available_strategies
+from ..methods import exact_settings
 from ..formulations import REGISTRY as FORMULATIONS
 from ..formulations import formulation_for
 from ..core.instance import build_instance
@@ -75,10 +76,7 @@ def export_model(metric, example_name: str, *, direction: str = "a", strategy: s
         raise MedoptError(f"direction must be 'a' or 'b', got {direction!r}")
     instance = build_instance(metric, a, b, judgments)
     formulation = formulation_for(instance.metric)
-    available = available_strategies(formulation, instance, "highs")
-    strategy = strategy or available[-1]  # the exact solver's default
-    if strategy not in available:
-        raise MedoptError(f"{instance.metric}: strategy {strategy!r} not available (choose from {', '.join(available)})")
+    _, strategy = exact_settings(instance, "highs", strategy)  # the exact method's default, or the one asked checked
     if lam is not None and strategy not in ("dinkelbach", "capped"):
         raise MedoptError("lam applies to strategies 'dinkelbach' and 'capped' only")
     if case is not None and strategy not in ("enumerate", "boxes"):
@@ -183,10 +181,11 @@ def write_page(directory: Path, formulation) -> dict:
     module_name = "_".join(path)
     families = list(formulation.families)
     a, b, judgments = EXAMPLES[CATALOGUE_EXAMPLE]
-    lp_rows, lp_files, med_rows, strategies_of, shown = [], [], [], {}, None
+    lp_rows, lp_files, med_rows, strategies_of, defaults, shown = [], [], [], {}, {}, None
     for metric in formulation.examples or tuple(f"{f}@10" for f in families):
         instance = build_instance(metric, a, b, judgments)
         available = strategies_of[str(instance.metric)] = available_strategies(formulation, instance, "highs")
+        default = defaults[available] = exact_settings(instance, "highs")[1]
         continuous = formulation.continuous
         for strategy in available:
             results = [None if strategy in continuous and s == "cpsat" else
@@ -196,19 +195,19 @@ def write_page(directory: Path, formulation) -> dict:
             med_rows.append(f"| {instance.metric} | {strategy} | " + " | ".join(
                 "—" if r is None else f"{round(r.value, 6) + 0.0:.6f}" for r in results)
                 + f" | {higher.upper()} | {'yes' if certified else 'NO'} |")
-            file_name = slug(str(instance.metric), None if strategy == available[-1] else strategy) + ".lp"
+            file_name = slug(str(instance.metric), None if strategy == default else strategy) + ".lp"
             exported = export_model(metric, CATALOGUE_EXAMPLE, direction=higher, strategy=strategy,
                                     path=directory / file_name)
             detail = f"lam = {exported.lam!r}" if exported.lam is not None else (
                 f"case `{exported.case}`" if exported.case else "")
             lp_rows.append(f"| {instance.metric} | {strategy} | {higher.upper()} | {detail} | [{file_name}]({file_name}) |")
             lp_files.append(file_name)
-            if shown is None and strategy == available[-1]:
+            if shown is None and strategy == default:
                 shown = exported
     by_strategies = {}
     for metric, available in strategies_of.items():
         by_strategies.setdefault(available, []).append(metric)
-    strategy_lines = [f"- {', '.join(ms)}: {', '.join(f'`{s}`' for s in av)} (default `{av[-1]}`)"
+    strategy_lines = [f"- {', '.join(ms)}: {', '.join(f'`{s}`' for s in av)} (default `{defaults[av]}`)"
                       for av, ms in by_strategies.items()]
     strategies = list(dict.fromkeys(s for av in by_strategies for s in av))
     what = {"direct": "", "compact": "", "dinkelbach": f", the last Dinkelbach step (lam = {shown.lam!r}, optimum 0)",

@@ -124,3 +124,18 @@ def test_medopt_matrix_and_the_matrix_job_refuse_alike(tmp_path):
         run_matrix(paths, ["P@2"], qrels=str(qrels), store=tmp_path / "s.sqlite", jobs=1, progress=False)
     assert str(rows_error.value) == str(job_error.value) == "no two of the 2 runs share a topic: nothing to compare"
     assert not (tmp_path / "s.sqlite").exists()
+
+
+def test_the_exact_methods_default_strategy_gives_way_where_an_asked_one_is_refused():
+    """methods.exact_settings picks AP(norm=min)'s last strategy (capped, which needs a difference >= 0);
+    a range end below 0 then takes another strategy, while the same strategy asked for is refused."""
+    a = ["d9", "d6", "d0", "d5", "d7", "d10", "d8", "d2"]
+    b = ["d6", "d11", "d7", "d0", "d3", "d1", "d4", "d2"]
+    judged = {"d11": 0, "d9": 1, "d1": 0, "d6": 0}
+    assert methods.exact_settings(build_instance("AP(norm=min)@8", a, b, judged)) == ("highs", "capped")
+    with pytest.raises(MedoptError, match="needs a difference >= 0"):
+        medopt.difference_range("AP(norm=min)@8", a, b, judged, method="exact", strategy="capped")
+    default = medopt.difference_range("AP(norm=min)@8", a, b, judged, method="exact")
+    brute = medopt.difference_range("AP(norm=min)@8", a, b, judged, method="enumerate")
+    assert default.certified and default.low == pytest.approx(brute.low, abs=1e-9) and brute.low > 0
+    assert default.high == pytest.approx(brute.high, abs=1e-9)

@@ -106,6 +106,7 @@ def test_shared_ends_keep_the_maximum(metric):
     exact driver (which applies it) returns the enumerated MED; the cases are built to have them."""
     from medopt.core.reductions import shared_ends
     from medopt.exact.driver import exact
+    from medopt.methods import exact_settings
     fixed_somewhere = 0
     for a, b, judgments, max_grade in shared_ends_cases(seed=len(metric) * 131, count=80):
         instance = build_instance(metric.format(k=len(a) - 1), a, b, judgments, max_grade=max_grade)
@@ -119,7 +120,7 @@ def test_shared_ends_keep_the_maximum(metric):
             # equal, or this direction cannot hold the MED (the other one is strictly larger)
             assert kept == pytest.approx(full[direction], abs=1e-12) or full[other] > full[direction] + 1e-12
         if instance.a != instance.b:
-            result = exact(instance, solver="highs")
+            result = exact(instance, solver="highs", strategy=exact_settings(instance, "highs")[1])
             assert result.certified and result.value == pytest.approx(max(full.values()), abs=1e-9)
     assert fixed_somewhere > 40
 

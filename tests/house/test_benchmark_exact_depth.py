@@ -50,23 +50,37 @@ def test_comparison_pairs_the_same_instances(bench, capsys):
     out = capsys.readouterr().out
     line = next(l for l in out.splitlines() if l.startswith("AP@20"))
     assert "(old1)" in out
-    assert line.split() == ["AP@20", "none", "2", "|", "highs", "50.0", "6.000", "8.000", "|",
-                            "default", "100.0", "1.500", "2.000", "|", "4.0"]
+    assert line.split() == ["AP@20", "none", "2", "highs", "50.0", "6.000", "8.000",
+                            "default", "100.0", "1.500", "2.000", "0.25"]
     bench.print_comparison(new, {})
     assert "no instance" in capsys.readouterr().out
+
+
+def test_comparison_pairs_each_solver_with_itself(bench):
+    """Two solvers on both sides: two rows, highs with highs and cpsat with cpsat (not four crossed)."""
+    keys = ["r1|r2|1|AP@20|none|{}|60", "r1|r2|2|AP@20|none|{}|60"]
+    old = {r["key"]: r for r in [row(k.format("highs"), 1.0) for k in keys] + [row(k.format("cpsat"), 4.0) for k in keys]}
+    new = [row(k.format("highs"), 1.05) for k in keys] + [row(k.format("cpsat"), 5.0) for k in keys]
+    header, table = bench.comparison_table(new, old)
+    assert [(r[3], r[7], r[-1]) for r in table] == [("cpsat", "cpsat", "1.25 *"), ("highs", "highs", "1.05")]
+    assert len(header) == len(table[0])
 
 
 def test_instance_row_names_the_solver_used_and_logs_errors(bench):
     good = bench.run_instance("AP@3", ["d1", "d2", "d3"], ["d3", "d4"], {"d1": 1}, "default", 10)
     assert good["certified"] and good["used_solver"] == "highs" and good["heuristic"] == "greedy"
+    assert len(good["exact_repeats"]) == 1 and good["exact_seconds"] == good["exact_repeats"][0]
+    three = bench.run_instance("AP@3", ["d1", "d2", "d3"], ["d3", "d4"], {"d1": 1}, "highs", 10, repeats=3)
+    assert len(three["exact_repeats"]) == 3 and three["exact_seconds"] == sorted(three["exact_repeats"])[1]
+    assert three["exact_value"] == good["exact_value"]
     bad = bench.run_instance("AP@3", ["d1", "d1"], ["d3"], {}, "highs", 10)  # a ranking with a duplicate
     assert bad["status"] == "error" and not bad["certified"] and bad["error"]
 
 
 def test_peak_rss_sees_memory_freed_before_the_block_ends(bench):
-    with bench.PeakRSS() as quiet:
+    with bench.harness.PeakRSS() as quiet:
         pass
-    with bench.PeakRSS() as busy:
+    with bench.harness.PeakRSS() as busy:
         block = bytearray(200 * 2 ** 20)  # touched: resident
         block[:: 4096] = b"x" * len(block[:: 4096])
         import time

@@ -13,7 +13,7 @@ from mkdocs.exceptions import PluginError
 
 from medopt.cli.common import DEFAULT_TIME_LIMIT
 from medopt.core.deadlines import MEMORY_LIMIT
-from medopt.exact.driver import DEFAULT_SOLVER
+from medopt.methods import DEFAULT_SOLVER
 from medopt.formulations.precision.sums import PrecisionSums
 
 ROOT = Path(__file__).resolve().parents[2]
