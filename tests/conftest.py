@@ -17,6 +17,7 @@ another (test_batch's ``write_job``, test_fastpath's ``random_topics``), so ever
 the import path from the start, whichever file or folder pytest is asked to run (the module names
 are unique across the folders)."""
 
+import importlib.util
 import os
 import signal
 import sys
@@ -27,6 +28,19 @@ for _folder in sorted(Path(__file__).resolve().parent.iterdir()):
         sys.path.append(str(_folder))
 
 SHARED_DATA = Path(os.environ.get("MEDOPT_SHARED_DATA") or Path(__file__).resolve().parents[1].parent / "shared" / "data")
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_script(relative: str, name: str):
+    """A script of the repository (benchmarks/NAME.py, docs/hooks.py) loaded as a module, its folder on
+    the import path (a benchmark imports its harness, as when it runs from its folder)."""
+    path = ROOT / relative
+    if str(path.parent) not in sys.path:
+        sys.path.insert(0, str(path.parent))
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)

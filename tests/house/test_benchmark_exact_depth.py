@@ -1,24 +1,15 @@
 """benchmarks/exact_depth.py's own pieces: the log, the before / after comparison, an instance row
 (the benchmark itself needs the DL-HARD data and hours; these need neither)."""
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
-
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "exact_depth.py"
+from conftest import load_script
 
 
 @pytest.fixture(scope="module")
 def bench():
-    if str(SCRIPT.parent) not in sys.path:  # its harness, as when the script runs from its folder
-        sys.path.insert(0, str(SCRIPT.parent))
-    spec = importlib.util.spec_from_file_location("exact_depth", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/exact_depth.py", "exact_depth")
 
 
 def row(key, seconds, certified=True, commit="abc1234"):

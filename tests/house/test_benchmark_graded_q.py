@@ -1,22 +1,12 @@
 """benchmarks/graded_q.py's G = 4 set: the raised qrels (the benchmark itself needs the DL-HARD data)."""
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
-
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "graded_q.py"
+from conftest import load_script
 
 
 @pytest.fixture(scope="module")
 def bench():
-    if str(SCRIPT.parent) not in sys.path:  # its harness, as when the script runs from its folder
-        sys.path.insert(0, str(SCRIPT.parent))
-    spec = importlib.util.spec_from_file_location("graded_q", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/graded_q.py", "graded_q")
 
 
 def test_half_of_each_topics_threes_become_fours_and_nothing_else_moves(bench):
