@@ -195,12 +195,13 @@ def test_jobs_are_capped_at_the_cores(monkeypatch):
 
 def test_an_interrupt_at_any_moment_after_startup_is_one_line(tmp_path):
     """From the first line of medopt on (the interpreter's own start, some 30 ms, is before it), while the
-    command runs: a job of 200 topics, long enough that no signal lands after it ended (an interpreter
-    that is finishing has put the default handlers back)."""
+    command runs: a job of 200 topics enumerated at AP@10 (many seconds; AP@6 over 8-deep runs ended
+    within 0.8 s, the last delay), long enough that no signal lands after it ended (an interpreter that is
+    finishing has put the default handlers back)."""
     from medopt.io.trec import write_run
     from medopt.synthetic.generate import generate_runs
 
-    for name, rankings in generate_runs(2, 200, 8, seed=11).items():
+    for name, rankings in generate_runs(2, 200, 12, seed=11).items():
         write_run(tmp_path / f"{name}.run", rankings, name)
     runs = sorted(str(p) for p in tmp_path.glob("*.run"))
     # a first run compiles and caches what the command imports (a fresh clone has no .pyc yet), so that the
@@ -208,7 +209,7 @@ def test_an_interrupt_at_any_moment_after_startup_is_one_line(tmp_path):
     assert program(tmp_path, "metric", "P@10").communicate(timeout=120)[1] == ""
     endings = []
     for delay in (0.35, 0.45, 0.6, 0.8):  # (a loaded machine starts Python slowly)
-        job = program(tmp_path, "compare", *runs, "-m", "AP@6", "--method", "enumerate",
+        job = program(tmp_path, "compare", *runs, "-m", "AP@10", "--method", "enumerate",
                       preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         time.sleep(delay)
         job.send_signal(signal.SIGINT)
