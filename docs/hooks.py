@@ -233,11 +233,12 @@ def benchmark_table(name: str, baseline: str | None = None, where: str = "page")
     markdown_table = sys.modules["harness"].markdown_table  # the harness the script imported
     if not hasattr(module, "tables"):
         raise PluginError(f"{where}: benchmarks/{script}.py has no tables(records) for {name}.jsonl")
-    header, rows = module.tables(records, _log_records(baseline, where) if baseline else None)
+    before = _log_records(baseline, where) if baseline else None
+    header, rows = module.tables(records, before)
     commits = ", ".join(sorted({str(r.get("commit")) for r in records}))
     source = f"`benchmarks/logs/{name}.jsonl` (medopt {commits}"
     if baseline:
-        base = ", ".join(sorted({str(r.get("commit")) for r in _log_records(baseline, where)}))
+        base = ", ".join(sorted({str(r.get("commit")) for r in before}))
         source += f", against `{baseline}.jsonl`, medopt {base}"
     command = records[-1]["command"].split(" --log ")[0]
     return f"{markdown_table(header, rows)}\n\nFrom {source}): `{command}`."

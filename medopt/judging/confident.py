@@ -90,7 +90,7 @@ from ..errors import MedoptError
 from ..relevance.compute import mean_distribution, resolve_model
 from ..relevance.distribution import clopper_pearson, grades_of, topic_terms
 from ..relevance.models import parse_model, rank_model_from_counts, rank_positions, topic_rank_counts
-from ..relevance.scoring import compiled_scores, vector_scores
+from ..relevance.scoring import COMPILED_FAMILIES, compiled_scores, vector_scores
 
 CONFIDENCE = 0.95
 DRAWS = 4000          # draws of a pair's distribution for the stop (sampled metrics)
@@ -260,7 +260,7 @@ class Belief:
         terms, uniform, grades, _ = self._topic_draws(pair, topic)
         cdf = np.cumsum(terms.probs, axis=1)
         scored = None
-        if self.state.metric.family in ("AP", "nDCG"):
+        if self.state.metric.family in COMPILED_FAMILIES:
             rows = np.repeat(uniform[None, :, :], len(columns) * len(classes), axis=0)
             for i, column in enumerate(columns):
                 probs = terms.probs[column]
@@ -296,12 +296,7 @@ class Belief:
                 rows = [_doc_pmf(grid[i], part.probs[i]) for i in range(len(part.docs))]
                 docs.append(rows)
                 pmfs.append(_convolve_all(rows))
-            before, after = [(0, np.ones(1))], [(0, np.ones(1))]
-            for pmf in pmfs[:-1]:
-                before.append(_convolve(before[-1], pmf))
-            for pmf in pmfs[:0:-1]:
-                after.append(_convolve(after[-1], pmf))
-            others = [_convolve(before[i], after[len(topics) - 1 - i]) for i in range(len(topics))]
+            others = _leave_one_out(pmfs, range(len(topics)))
             self._draws[key] = (step, constant, cells, docs, others)
         return self._draws[key]
 
@@ -310,15 +305,11 @@ class Belief:
         step, constant, cells, docs, others = self._linear_grid(pair)
         index = self.state.topics.index(topic)
         rows, grid = docs[index], cells[index]
-        before, after = [(0, np.ones(1))], [(0, np.ones(1))]
-        for pmf in rows[:-1]:
-            before.append(_convolve(before[-1], pmf))
-        for pmf in rows[:0:-1]:
-            after.append(_convolve(after[-1], pmf))
+        without = _leave_one_out(rows, columns)
         positive = np.zeros((len(columns), len(classes)))
         negative = np.zeros((len(columns), len(classes)))
         for i, column in enumerate(columns):
-            rest = _convolve(others[index], _convolve(before[column], after[len(rows) - 1 - column]))
+            rest = _convolve(others[index], without[i])
             offset, mass = rest
             above = np.concatenate([np.cumsum(mass[::-1])[::-1], [0.0]])   # above[j] = P(rest cell >= offset + j)
             below = np.concatenate([[0.0], np.cumsum(mass)])                 # below[j] = P(rest cell < offset + j)
@@ -421,6 +412,17 @@ def _convolve(first, second):
     (a, x), (b, y) = first, second
     mass = np.convolve(x, y) if min(len(x), len(y)) <= 64 else np.maximum(oaconvolve(x, y), 0.0)
     return a + b, mass
+
+
+def _leave_one_out(pmfs, indices) -> list:
+    """For each i of ``indices``, the convolution of every pmf but the i-th (prefix and suffix products:
+    one pass each way, then one convolution per index)."""
+    before, after = [(0, np.ones(1))], [(0, np.ones(1))]
+    for pmf in pmfs[:-1]:
+        before.append(_convolve(before[-1], pmf))
+    for pmf in pmfs[:0:-1]:
+        after.append(_convolve(after[-1], pmf))
+    return [_convolve(before[i], after[len(pmfs) - 1 - i]) for i in indices]
 
 
 def _convolve_all(pmfs):

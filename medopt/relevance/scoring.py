@@ -113,11 +113,14 @@ def _columns(ranking, index: dict, judged: dict):
             np.array([max(0, judged.get(d, 0)) for d in ranking], dtype=np.int64))
 
 
+COMPILED_FAMILIES = ("AP", "nDCG")  # the families fast.py has a compiled sampler for
+
+
 def compiled_scores(instance: Instance, docs, uniform: np.ndarray, cdf: np.ndarray):
-    """M(A) - M(B) per row of ``uniform`` by a compiled sampler (fast.py) for AP and nDCG; None for
+    """M(A) - M(B) per row of ``uniform`` by a compiled sampler (fast.py) for COMPILED_FAMILIES; None for
     other families."""
     metric, top = instance.metric, instance.max_grade
-    if metric.family not in ("AP", "nDCG"):
+    if metric.family not in COMPILED_FAMILIES:
         return None
     from . import fast  # deferred: numba compiles on first use
 

@@ -4,11 +4,11 @@ writes one of those defaults by hand."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
 
 import pytest
+from conftest import load_script
 from mkdocs.exceptions import PluginError
 
 from medopt.cli.common import DEFAULT_TIME_LIMIT
@@ -20,14 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted((ROOT / "docs").rglob("*.md")) + [ROOT / "README.md"]
 
 
-def _hooks():
-    spec = importlib.util.spec_from_file_location("medopt_docs_hooks", ROOT / "docs" / "hooks.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-hooks = _hooks()
+hooks = load_script("docs/hooks.py", "medopt_docs_hooks")
 
 
 def test_each_rendered_default_is_the_codes_constant():
